@@ -1,0 +1,60 @@
+// coretrain: one executable, subcommands registered by the files beside this one. Errors from any layer arrive
+// here as ct::Error and leave as one line on stderr with a non-zero exit.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "apps/command.h"
+#include "core/error.h"
+
+namespace ct::app {
+
+std::map<std::string, Command>& commands() {
+  static std::map<std::string, Command> table;
+  return table;
+}
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: coretrain <command> [flags]\n\ncommands:\n");
+  for (const auto& [name, cmd] : commands()) std::fprintf(out, "  %-14s %s\n", name.c_str(), cmd.summary.c_str());
+  std::fprintf(out, "\n`coretrain <command> --help` lists a command's flags.\n");
+}
+
+}  // namespace
+}  // namespace ct::app
+
+int main(int argc, char** argv) {
+  using namespace ct::app;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  // Two-word commands ("bench step") take precedence over one-word ones.
+  std::string name = argv[1];
+  int consumed = 1;
+  if (argc >= 3 && commands().count(name + " " + argv[2])) {
+    name += std::string(" ") + argv[2];
+    consumed = 2;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::fprintf(stderr, "coretrain: error: unknown command '%s'\n", name.c_str());
+    usage(stderr);
+    return 2;
+  }
+  try {
+    // The command sees argv[0] = "coretrain <name>" and its own flags.
+    std::string prog = "coretrain " + name;
+    argv[consumed] = prog.data();
+    return it->second.run(argc - consumed, argv + consumed);
+  } catch (const ct::Error& e) {
+    std::fprintf(stderr, "coretrain %s: error: %s\n", name.c_str(), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "coretrain %s: error: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+}

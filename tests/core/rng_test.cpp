@@ -1,0 +1,57 @@
+#include "core/rng.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/bf16.h"
+
+namespace ct {
+
+TEST(Philox, KnownAnswerVector) {
+  // Random123's published kat_vectors for philox4x32_10 with counter = key = 0.
+  auto w = philox4x32(0, 0, 0);
+  EXPECT_EQ(w[0], 0x6627e8d5u);
+  EXPECT_EQ(w[1], 0xe169c58du);
+  EXPECT_EQ(w[2], 0xbc57ac4cu);
+  EXPECT_EQ(w[3], 0x9b00dbd8u);
+}
+
+TEST(Philox, UniformIsSplitInvariant) {
+  std::vector<float> whole(1001), part(1001);
+  philox_uniform(7, 3, 5, whole.data(), 1001);
+  philox_uniform(7, 3, 5, part.data(), 10);
+  philox_uniform(7, 3, 15, part.data() + 10, 991);
+  EXPECT_EQ(whole, part);
+  double mean = 0;
+  for (float v : whole) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LT(v, 1.0f);
+    mean += v;
+  }
+  EXPECT_NEAR(mean / whole.size(), 0.5, 0.05);
+}
+
+TEST(Generator, StateRoundTripResumesSequence) {
+  Generator g(123);
+  for (int i = 0; i < 17; ++i) g.next_u32();
+  Generator h(0);
+  h.set_state(g.state());
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(g.next_u64(), h.next_u64());
+  for (int i = 0; i < 1000; ++i) EXPECT_LT(g.below(7), 7u);
+}
+
+TEST(Bf16, RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16_bits(1.0f), 0x3f80);
+  // 1 + 2^-8 is exactly halfway between bf16 1.0 and 1.0078125: ties go to the even mantissa (1.0).
+  EXPECT_EQ(f32_to_bf16_bits(1.00390625f), 0x3f80);
+  // 1 + 3 * 2^-8 is halfway between 1.0078125 (odd) and 1.015625 (even).
+  EXPECT_EQ(f32_to_bf16_bits(1.01171875f), 0x3f82);
+  EXPECT_EQ(bf16_bits_to_f32(0x4040), 3.0f);
+  float nan = bf16_bits_to_f32(f32_to_bf16_bits(std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_TRUE(std::isnan(nan));
+}
+
+}  // namespace ct
