@@ -1,0 +1,42 @@
+// HF model weights in and out of a parameter slab: maps HF checkpoint names onto a model's ParamInfo list the
+// way transformers' from_pretrained does (LayerNorm.gamma/beta -> weight/bias, base-model prefix added or
+// stripped, unused heads skipped and listed) and writes the slab back under HF names.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/param_info.h"
+
+namespace ct::model {
+
+struct LoadReport {
+  std::vector<std::string> loaded;      // model parameter names filled from the file
+  std::vector<std::string> missing;     // model parameter names the file lacks (left untouched in the slab)
+  std::vector<std::string> unexpected;  // file tensor names no parameter takes (skipped: pooler, cls.*, ...)
+  std::vector<std::pair<std::string, std::string>> renamed;  // file name -> parameter name, for gamma/beta
+  std::string source;                                        // file that was read
+};
+
+// Fills slab[p.offset .. p.offset + p.numel()) for every parameter found in the safetensors file at `path`,
+// converting F32/BF16/F16 to f32. Throws ct::Error naming the file and tensor on a shape mismatch, an
+// unsupported dtype, two file tensors that map to one parameter, or any malformed header. Missing parameters
+// are only reported: the caller decides (see check_missing).
+LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab);
+
+// HF's policy on a load: a missing task head ("qa_outputs.*") is returned for the caller to initialize fresh
+// (with a warning logged, as transformers does); any other missing parameter throws naming the file and the
+// first few missing names. Also logs the skipped (unexpected) tensors and the gamma/beta renames once.
+std::vector<std::string> check_missing(const LoadReport& report,
+                                       const std::string& head_prefix = "qa_outputs.");
+
+// The weights file of a model folder: <dir>/model.safetensors (or `path` itself when it is a .safetensors
+// file). A folder with only pytorch_model.bin, a sharded index, or nothing usable throws a clear error.
+std::string find_weights_file(const std::string& model_dir);
+
+// Writes every parameter under its HF name and shape as F32, sorted by name, metadata {"format": "pt"},
+// atomically (temp + fsync + rename).
+void save_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, const float* slab);
+
+}  // namespace ct::model
