@@ -1,0 +1,29 @@
+// Feed-forward activations by HF name: "gelu" (exact, erf), "gelu_new" / "gelu_pytorch_tanh" (tanh
+// approximation), "relu". Forward can also write a bf16 copy of its output for the next bf16 matmul.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/bf16.h"
+
+namespace ct::kernels {
+
+enum class Activation { gelu, gelu_tanh, relu };
+
+// Maps config.hidden_act ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu") to an Activation;
+// throws ct::Error naming the value otherwise.
+Activation activation_from_name(const std::string& name);
+
+// out[n] = act(inp[n]) (OVERWRITES out; out may alias inp only if backward does not need inp afterwards);
+// out_bf16[n] = bf16(out[n]) when not null.
+void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act);
+
+// dinp[n] += dout[n] * act'(inp[n])  (ADDS; inp is the forward input). dinp must not alias dout.
+void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act);
+
+// Scalar references (double math) for the tests.
+double activation_reference(double x, Activation act);
+double activation_grad_reference(double x, Activation act);
+
+}  // namespace ct::kernels

@@ -1,0 +1,48 @@
+// Multi-head self-attention core: given Q, K, V rows ([B, T, NH*HS], any row stride, e.g. slices of one fused
+// [B, T, 3H] QKV buffer) and HF's attention mask, computes softmax(Q K^T / sqrt(HS) + mask) with
+// attention-prob dropout, times V, into a context [B, T, H]. The products run as strided batched gemms over
+// (B, NH) straight on the row layout (no transposes). Softmax is f32; Q/K/V/context may be bf16 (autocast).
+//
+// Saved for backward: probs [B, NH, T, T] f32 (after softmax, BEFORE dropout); the dropout mask is
+// recomputed. Mask: mask[b, j] == 0 (key j padding) adds the most negative float to the score (HF's additive
+// mask), so its probability is exactly 0. A fully masked row then softmaxes over equal -FLT_MAX scores,
+// uniformly, as HF does. Designed so an unpadded variant (per-sequence lengths, no padded keys computed) can
+// share the signature later.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "kernels/dropout.h"
+
+namespace ct::kernels {
+
+struct AttentionDims {
+  int64_t B = 0, T = 0, NH = 0, HS = 0;
+  int64_t ld_qkv = 0;  // row stride (elements) of q, k, v (3 * NH * HS for fused QKV); 0 = NH * HS
+  int64_t ld_ctx = 0;  // row stride (elements) of ctx / dctx; 0 = NH * HS
+};
+
+// Forward. q, k, v: [B, T, *] rows of type dt (f32 or bf16) with row stride ld_qkv, head h at column h*HS.
+// mask: [B, T] of 0/1 floats (null = attend everywhere). Writes (OVERWRITES) probs [B, NH, T, T] f32 and
+// ctx [B, T, ld_ctx] of type dt. drop.p = attention_probs_dropout_prob (0 in eval); drop's counter space
+// covers B*NH*T*T elements starting at drop.offset.
+void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
+                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop);
+
+// Backward. dctx [B, T, ld_ctx] f32; q, k, v as in forward (type dt); probs and drop exactly as forward saw
+// them. ADDS (+=) into dq, dk, dv: f32 rows with row stride ld_qkv (e.g. slices of one fused dQKV [B, T, 3H]
+// buffer).
+void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                        const void* v, const float* probs, const AttentionDims& d, DType dt,
+                        const DropoutSite& drop);
+
+// Plain-loop reference of both directions (double math, f32 operands, dense output ctx [B, T, NH*HS] and
+// dense dq/dk/dv [B, T, NH*HS] ADDED into), for the tests.
+void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,
+                                 const float* mask, const AttentionDims& d, const DropoutSite& drop);
+void attention_backward_reference(float* dq, float* dk, float* dv, const float* dctx, const float* q,
+                                  const float* k, const float* v, const float* probs, const AttentionDims& d,
+                                  const DropoutSite& drop);
+
+}  // namespace ct::kernels

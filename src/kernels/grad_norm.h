@@ -1,0 +1,24 @@
+// Global gradient L2 norm and clipping like torch.nn.utils.clip_grad_norm_ (norm_type 2): the norm
+// accumulates in double over fixed-size chunks summed in order, so it is the same for any thread count;
+// clipping multiplies by max_norm / (norm + 1e-6) only when that is < 1. A non-finite norm is returned as is
+// and the gradients are scaled by NaN like torch 1.13 does with error_if_nonfinite=False.
+#pragma once
+
+#include <cstdint>
+
+namespace ct::kernels {
+
+// Sum of squares of g[0, n) in double (chunked, thread-count invariant); combine partial slabs by adding
+// these.
+double grad_sq_sum(const float* g, int64_t n);
+
+// sqrt(grad_sq_sum): the global L2 norm.
+double grad_norm(const float* g, int64_t n);
+
+// Clips g in place to max_norm (when max_norm > 0) and returns the PRE-clip norm (what HF logs as grad_norm).
+double clip_grad_norm(float* g, int64_t n, double max_norm);
+
+// Scales g in place by coef (shared by clipping and callers that computed the norm across slabs themselves).
+void scale_inplace(float* g, int64_t n, float coef);
+
+}  // namespace ct::kernels

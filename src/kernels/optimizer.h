@@ -1,0 +1,51 @@
+// Optimizers over the flat f32 parameter slab: AdamW exactly as torch.optim.AdamW (decoupled weight decay
+// p -= lr*wd*p first, bias-corrected moments, eps added after sqrt of the bias-corrected second moment) and
+// SGD as torch.optim.SGD (momentum, dampening 0, no nesterov, L2 weight decay added to the gradient). State
+// is plain slabs the size of the parameter slab plus one step counter, so a checkpoint writes them as arrays.
+// Weight decay is switched per slab range (HF's no-decay rule for biases and LayerNorm weights).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ct::kernels {
+
+// A contiguous run of the slab and whether weight decay applies to it (from model::ParamInfo.decay).
+struct SlabRange {
+  int64_t offset = 0;
+  int64_t numel = 0;
+  bool decay = true;
+};
+
+struct AdamWHyper {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+};
+
+// One AdamW update over n elements; `step` is the 1-based count INCLUDING this update (torch increments
+// first). Updates param, exp_avg, exp_avg_sq in place. decay=false skips the weight decay term.
+void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                  const AdamWHyper& h, int64_t step, bool decay);
+
+// adamw_update over every range of the slab (ranges index param/grad/exp_avg/exp_avg_sq alike).
+void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step);
+
+struct SgdHyper {
+  double lr = 1e-3, momentum = 0.0, weight_decay = 0.0;
+};
+
+// One SGD update over n elements; `step` is 1-based including this update (step 1 initializes the momentum
+// buffer to the gradient, as torch does when the buffer is None). momentum_buf may be null when momentum ==
+// 0.
+void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
+                int64_t step, bool decay);
+void sgd_step(float* param, const float* grad, float* momentum_buf, const std::vector<SlabRange>& ranges,
+              const SgdHyper& h, int64_t step);
+
+// Scalar references (double math) for the tests.
+void adamw_update_reference(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                            const AdamWHyper& h, int64_t step, bool decay);
+void sgd_update_reference(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
+                          int64_t step, bool decay);
+
+}  // namespace ct::kernels

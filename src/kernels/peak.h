@@ -1,0 +1,15 @@
+// Measured matmul peak: the GFLOP/s a oneDNN matmul of given shapes reaches on this machine right now, the
+// denominator of model-FLOP utilization in `coretrain bench step`.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace ct::kernels {
+
+// Times C[M, N] = A[M, K] * B[K, N] with operands of `dtype` (f32 accumulate/output), best of `reps` runs
+// after a warm-up; returns 2*M*N*K / seconds / 1e9.
+double measure_matmul_gflops(DType dtype, int64_t M, int64_t N, int64_t K, int reps = 5);
+
+}  // namespace ct::kernels
