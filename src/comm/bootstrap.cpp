@@ -1,0 +1,280 @@
+// Bootstrap: parses the launcher's environment, initialises MPI or the TCP store, and agrees on a job nonce.
+#include "comm/bootstrap.h"
+
+#include <mpi.h>
+#include <netdb.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+
+#include "comm/comm_error.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace ct::comm {
+
+const char* launcher_name(Launcher l) {
+  switch (l) {
+    case Launcher::single:
+      return "single process";
+    case Launcher::mpi:
+      return "mpirun";
+    case Launcher::env:
+      return "env";
+  }
+  return "?";
+}
+
+namespace {
+
+int env_int(const EnvLookup& env, const char* name, int lo, int hi, const std::string& what) {
+  const char* v = env(name);
+  CT_CHECK(v && *v, "bootstrap: ", name, " is not set (needed for ", what, ")");
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(v, &end, 10);
+  CT_CHECK(errno == 0 && end != v && *end == 0, "bootstrap: ", name, "='", v, "' is not an integer");
+  CT_CHECK(x >= lo && x <= hi, "bootstrap: ", name, "=", x, " out of range ", lo, "..", hi, " (", what, ")");
+  return static_cast<int>(x);
+}
+
+bool has(const EnvLookup& env, const char* name) {
+  const char* v = env(name);
+  return v && *v;
+}
+
+std::once_flag g_mpi_once;
+std::atomic<bool> g_mpi_inited_here{false};
+
+void finalize_mpi_at_exit() {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  // After a communication failure the peers may be gone or stuck: MPI_Finalize could block, so leave and let
+  // the launcher tear the job down on our non-zero exit.
+  if (!fin && !comm_failed()) MPI_Finalize();
+}
+
+void init_mpi() {
+  std::call_once(g_mpi_once, [] {
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (inited) return;
+    int provided = 0;
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    CT_CHECK(rc == MPI_SUCCESS, "bootstrap: MPI_Init_thread failed (code ", rc, ")");
+    CT_CHECK(provided >= MPI_THREAD_SERIALIZED, "bootstrap: MPI gives thread level ", provided,
+             "; comm worker threads need at least MPI_THREAD_SERIALIZED");
+    if (provided < MPI_THREAD_MULTIPLE)
+      log::warn("MPI provides MPI_THREAD_SERIALIZED only; keep CCL_WORKER_COUNT=1 across nodes");
+    g_mpi_inited_here = true;
+    std::atexit(finalize_mpi_at_exit);
+  });
+}
+
+}  // namespace
+
+LaunchInfo parse_launch_env(const EnvLookup& env) {
+  LaunchInfo info;
+  constexpr int kMax = 1 << 24;
+  if (has(env, "PMI_RANK") || has(env, "OMPI_COMM_WORLD_RANK")) {
+    info.launcher = Launcher::mpi;
+    bool ompi = !has(env, "PMI_RANK");
+    const char* rank_var = ompi ? "OMPI_COMM_WORLD_RANK" : "PMI_RANK";
+    const char* size_var = ompi ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE";
+    const char* lrank_var = ompi ? "OMPI_COMM_WORLD_LOCAL_RANK" : "MPI_LOCALRANKID";
+    const char* lsize_var = ompi ? "OMPI_COMM_WORLD_LOCAL_SIZE" : "MPI_LOCALNRANKS";
+    info.size = env_int(env, size_var, 1, kMax, "the world size");
+    info.rank = env_int(env, rank_var, 0, info.size - 1, str(size_var, "=", info.size));
+    if (has(env, lrank_var) || has(env, lsize_var)) {
+      info.local_size = env_int(env, lsize_var, 1, info.size, "ranks on this node");
+      info.local_rank = env_int(env, lrank_var, 0, info.local_size - 1, str(lsize_var, "=", info.local_size));
+    } else {
+      // A PMI launcher without local-rank info: assume nothing is shared (each rank its own node).
+      info.local_size = 1;
+      info.local_rank = 0;
+    }
+    // Provisional (uniform blocks); the bootstrap recomputes it from every rank's local info.
+    info.node = info.rank / info.local_size;
+    info.num_nodes = (info.size + info.local_size - 1) / info.local_size;
+    return info;
+  }
+  if (has(env, "RANK") || has(env, "WORLD_SIZE")) {
+    info.launcher = Launcher::env;
+    info.size = env_int(env, "WORLD_SIZE", 1, kMax, "the world size");
+    info.rank = env_int(env, "RANK", 0, info.size - 1, str("WORLD_SIZE=", info.size));
+    if (has(env, "LOCAL_WORLD_SIZE") || has(env, "LOCAL_RANK")) {
+      info.local_size =
+          env_int(env, "LOCAL_WORLD_SIZE", 1, info.size, str("ranks per node, WORLD_SIZE=", info.size));
+      info.local_rank =
+          env_int(env, "LOCAL_RANK", 0, info.local_size - 1, str("LOCAL_WORLD_SIZE=", info.local_size));
+    }
+    CT_CHECK(info.size % info.local_size == 0, "bootstrap: LOCAL_WORLD_SIZE=", info.local_size,
+             " does not divide WORLD_SIZE=", info.size, " (every node must run the same number of ranks)");
+    CT_CHECK(info.rank % info.local_size == info.local_rank, "bootstrap: RANK=", info.rank,
+             " with LOCAL_WORLD_SIZE=", info.local_size,
+             " should have LOCAL_RANK=", info.rank % info.local_size, ", got ", info.local_rank,
+             " (ranks must fill nodes in contiguous blocks)");
+    info.node = info.rank / info.local_size;
+    info.num_nodes = info.size / info.local_size;
+    if (info.size > 1) {
+      CT_CHECK(has(env, "MASTER_ADDR"), "bootstrap: MASTER_ADDR is not set (WORLD_SIZE=", info.size,
+               " needs the store's host)");
+      info.master_addr = env("MASTER_ADDR");
+      info.master_port = env_int(env, "MASTER_PORT", 1, 65535, "the store's port");
+    }
+    if (has(env, "TORCHELASTIC_RUN_ID")) info.run_id = env("TORCHELASTIC_RUN_ID");
+    if (has(env, "TORCHELASTIC_RESTART_COUNT")) info.run_id += str(".r", env("TORCHELASTIC_RESTART_COUNT"));
+    const char* agent = env("TORCHELASTIC_USE_AGENT_STORE");
+    info.agent_store =
+        agent && (!std::strcmp(agent, "True") || !std::strcmp(agent, "true") || !std::strcmp(agent, "1"));
+    return info;
+  }
+  return info;
+}
+
+LaunchInfo parse_launch_env() {
+  return parse_launch_env([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+std::vector<int> nodes_from_local_ranks(const std::vector<int>& local_rank,
+                                        const std::vector<int>& local_size) {
+  CT_CHECK(local_rank.size() == local_size.size(), "bootstrap: local rank/size lists differ in length");
+  std::vector<int> node(local_rank.size());
+  int n = -1;
+  size_t r = 0;
+  while (r < local_rank.size()) {
+    int ls = local_size[r];
+    CT_CHECK(local_rank[r] == 0 && ls >= 1, "bootstrap: rank ", r, " has local rank ", local_rank[r],
+             " where a node should start (local rank 0); ranks must fill nodes in contiguous blocks");
+    ++n;
+    for (int i = 0; i < ls; ++i, ++r) {
+      CT_CHECK(r < local_rank.size() && local_rank[r] == i && local_size[r] == ls, "bootstrap: rank ", r,
+               " reports local rank ", r < local_rank.size() ? local_rank[r] : -1, " of ",
+               r < local_size.size() ? local_size[r] : -1, ", expected ", i, " of ", ls,
+               " (ranks must fill nodes in contiguous blocks)");
+      node[r] = n;
+    }
+  }
+  return node;
+}
+
+std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
+  LaunchInfo info = parse_launch_env();
+  auto b = std::shared_ptr<Bootstrap>(new Bootstrap());
+  b->info_ = info;
+  if (info.launcher == Launcher::mpi) {
+    init_mpi();
+    int size = 0, rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    CT_CHECK(size == info.size && rank == info.rank, "bootstrap: MPI says rank ", rank, " of ", size,
+             " but the environment says ", info.rank, " of ", info.size);
+  } else if (info.launcher == Launcher::env && info.size > 1) {
+    if (info.rank == 0) {
+      // Validate the address before binding: a typo must not leave the others retrying until the timeout.
+      addrinfo hints{};
+      hints.ai_family = AF_INET;
+      addrinfo* res = nullptr;
+      int rc = ::getaddrinfo(info.master_addr.c_str(), nullptr, &hints, &res);
+      if (rc != 0)
+        fail("bootstrap: MASTER_ADDR '", info.master_addr, "' does not resolve: ", ::gai_strerror(rc));
+      ::freeaddrinfo(res);
+      if (!info.agent_store) b->server_ = std::make_unique<TcpStoreServer>(info.master_port);
+    }
+    auto tcp = connect_tcp_store(info.master_addr, info.master_port, timeout);
+    b->store_ = make_prefix_store(tcp, "ct/" + (info.run_id.empty() ? std::string("job") : info.run_id));
+  }
+  b->meet(timeout);
+  return b;
+}
+
+std::shared_ptr<Bootstrap> Bootstrap::from_store(const LaunchInfo& info, std::shared_ptr<Store> store,
+                                                 Store::Timeout timeout) {
+  CT_CHECK(info.launcher != Launcher::mpi, "bootstrap: from_store cannot describe an MPI launch");
+  CT_CHECK(info.size == 1 || store, "bootstrap: ", info.size, " ranks need a store");
+  auto b = std::shared_ptr<Bootstrap>(new Bootstrap());
+  b->info_ = info;
+  b->store_ = std::move(store);
+  b->meet(timeout);
+  return b;
+}
+
+Bootstrap::~Bootstrap() = default;
+
+std::string Bootstrap::job_tag() const {
+  return info_.run_id.empty() ? std::string("job") : info_.run_id;
+}
+
+void Bootstrap::meet(Store::Timeout timeout) {
+  std::random_device rd;
+  uint64_t mine = (uint64_t{rd()} << 32) ^ rd() ^ (static_cast<uint64_t>(::getpid()) << 16);
+  if (info_.size == 1) {
+    nonce_ = mine;
+    return;
+  }
+  if (mpi()) {
+    MPI_Bcast(&mine, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    nonce_ = mine;
+    int pair[2] = {info_.local_rank, info_.local_size};
+    std::vector<int> all(2 * info_.size);
+    MPI_Allgather(pair, 2, MPI_INT, all.data(), 2, MPI_INT, MPI_COMM_WORLD);
+    std::vector<int> lr(info_.size), ls(info_.size);
+    for (int r = 0; r < info_.size; ++r) lr[r] = all[2 * r], ls[r] = all[2 * r + 1];
+    auto node = nodes_from_local_ranks(lr, ls);
+    info_.node = node[info_.rank];
+    info_.num_nodes = node.back() + 1;
+    return;
+  }
+  // Store rendezvous: every rank announces itself and waits for all; the timeout names the absent ones.
+  store_->set_string(str("arrive/", info_.rank), std::to_string(::getpid()));
+  std::vector<std::string> keys;
+  for (int r = 0; r < info_.size; ++r) keys.push_back(str("arrive/", r));
+  auto start = std::chrono::steady_clock::now();
+  try {
+    store_->wait(keys, timeout);
+  } catch (const Error&) {
+    std::string missing;
+    int n = 0;
+    for (int r = 0; r < info_.size; ++r)
+      if (!store_->check({keys[r]})) missing += (n++ ? "," : "") + std::to_string(r);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    mark_comm_failed();
+    fail("bootstrap: timed out after ", ms.count(), " ms waiting for rank(s) ", missing, " of ", info_.size,
+         " to join ", store_->describe(), " (", job_tag(), ")");
+  }
+  if (info_.rank == 0) store_->set_string("nonce", std::to_string(mine));
+  nonce_ = std::stoull(store_->get_string("nonce", timeout));
+}
+
+std::vector<std::string> Bootstrap::allgather_string(const std::string& mine, const std::string& tag,
+                                                     Store::Timeout timeout) {
+  std::vector<std::string> out(info_.size);
+  if (info_.size == 1) {
+    out[0] = mine;
+    return out;
+  }
+  if (mpi()) {
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(info_.size), displs(info_.size);
+    MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int total = 0;
+    for (int r = 0; r < info_.size; ++r) displs[r] = total, total += lens[r];
+    std::string all(static_cast<size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
+                   MPI_COMM_WORLD);
+    for (int r = 0; r < info_.size; ++r) out[r] = all.substr(displs[r], lens[r]);
+    return out;
+  }
+  int round = exchange_round_++;
+  store_->set_string(str("ag/", tag, "/", round, "/", info_.rank), mine);
+  for (int r = 0; r < info_.size; ++r)
+    out[r] = store_->get_string(str("ag/", tag, "/", round, "/", r), timeout);
+  return out;
+}
+
+}  // namespace ct::comm
