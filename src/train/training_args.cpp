@@ -1,0 +1,518 @@
+#include "train/training_args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/fs.h"
+
+namespace ct::train {
+namespace {
+
+enum class Kind { str, integer, real, boolean };
+
+struct Flag {
+  std::string name;
+  Kind kind;
+  void* target;
+  std::string help;
+  std::vector<std::string> choices;  // for strings: the accepted values (empty: any)
+  std::string alias_of;              // compatibility names point at the HF field they fill
+};
+
+class FlagTable {
+ public:
+  explicit FlagTable(QaArguments& a) {
+    auto& m = a.model;
+    auto& d = a.data;
+    auto& t = a.training;
+    auto& c = a.coretrain;
+    // ModelArguments
+    add("model_name_or_path", &m.model_name_or_path, "folder with config.json, model.safetensors and vocab");
+    add("config_name", &m.config_name,
+        "config.json (or its folder) when not the model's; alone: random init");
+    add("tokenizer_name", &m.tokenizer_name, "tokenizer folder when not the model's");
+    add("cache_dir", &m.cache_dir, "accepted for compatibility (nothing is downloaded)");
+    add("model_revision", &m.model_revision, "accepted for compatibility");
+    add("token", &m.token, "accepted for compatibility");
+    add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
+    // DataTrainingArguments
+    add("dataset_name", &d.dataset_name, "not supported: give --train_file/--validation_file");
+    add("dataset_config_name", &d.dataset_config_name, "not supported");
+    add("train_file", &d.train_file, "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines)");
+    add("validation_file", &d.validation_file, "SQuAD-format JSON for evaluation");
+    add("test_file", &d.test_file, "SQuAD-format JSON for prediction");
+    add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
+    add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
+    add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
+    add("pad_to_max_length", &d.pad_to_max_length, "pad every feature to max_seq_length");
+    add("max_train_samples", &d.max_train_samples, "truncate the training examples and features");
+    add("max_eval_samples", &d.max_eval_samples, "truncate the evaluation examples and features");
+    add("max_predict_samples", &d.max_predict_samples, "truncate the prediction examples and features");
+    add("version_2_with_negative", &d.version_2_with_negative, "SQuAD v2: some questions have no answer");
+    add("null_score_diff_threshold", &d.null_score_diff_threshold,
+        "v2: predict \"\" when null - best > this");
+    add("doc_stride", &d.doc_stride, "overlap in tokens between context windows");
+    add("n_best_size", &d.n_best_size, "candidates per start/end and kept per example");
+    add("max_answer_length", &d.max_answer_length, "longest answer in tokens");
+    // TrainingArguments
+    add("output_dir", &t.output_dir, "where the model, checkpoints and results go (required)");
+    add("overwrite_output_dir", &t.overwrite_output_dir, "train into a non-empty output_dir from scratch");
+    add("do_train", &t.do_train, "train");
+    add("do_eval", &t.do_eval, "evaluate on --validation_file");
+    add("do_predict", &t.do_predict, "predict on --test_file");
+    add("eval_strategy", &t.eval_strategy, "when to evaluate during training", {"no", "steps", "epoch"});
+    add_alias("evaluation_strategy", "eval_strategy");
+    add("per_device_train_batch_size", &t.per_device_train_batch_size,
+        "features per process per micro-batch");
+    add("per_device_eval_batch_size", &t.per_device_eval_batch_size, "features per process per eval batch");
+    add("gradient_accumulation_steps", &t.gradient_accumulation_steps, "micro-batches per optimizer step");
+    add("learning_rate", &t.learning_rate, "peak learning rate");
+    add("weight_decay", &t.weight_decay, "AdamW decoupled weight decay (not on biases and LayerNorm)");
+    add("adam_beta1", &t.adam_beta1, "AdamW beta1");
+    add("adam_beta2", &t.adam_beta2, "AdamW beta2");
+    add("adam_epsilon", &t.adam_epsilon, "AdamW epsilon");
+    add("max_grad_norm", &t.max_grad_norm, "clip the global gradient norm to this (0: no clipping)");
+    add("num_train_epochs", &t.num_train_epochs, "epochs (may be fractional)");
+    add("max_steps", &t.max_steps, "optimizer steps; > 0 overrides num_train_epochs");
+    add("lr_scheduler_type", &t.lr_scheduler_type, "learning rate schedule",
+        {"linear", "cosine", "constant", "constant_with_warmup"});
+    add("warmup_ratio", &t.warmup_ratio, "fraction of the steps spent warming up");
+    add("warmup_steps", &t.warmup_steps, "warm-up steps (overrides warmup_ratio)");
+    add("log_level", &t.log_level, "log level", {"passive", "debug", "info", "warning", "error", "critical"});
+    add("logging_dir", &t.logging_dir, "accepted for compatibility");
+    add("logging_strategy", &t.logging_strategy, "when to log", {"no", "steps", "epoch"});
+    add("logging_first_step", &t.logging_first_step, "log the first step too");
+    add("logging_steps", &t.logging_steps, "log every N steps (< 1: ratio of total steps)");
+    add("logging_nan_inf_filter", &t.logging_nan_inf_filter, "skip nan/inf losses in the logged mean");
+    add("save_strategy", &t.save_strategy, "when to write checkpoints", {"no", "steps", "epoch"});
+    add("save_steps", &t.save_steps, "checkpoint every N steps (< 1: ratio of total steps)");
+    add("save_total_limit", &t.save_total_limit, "keep at most this many checkpoints");
+    add("save_only_model", &t.save_only_model, "checkpoints without optimizer/scheduler/rng (cannot resume)");
+    add("save_safetensors", &t.save_safetensors, "accepted; weights are always safetensors");
+    add("use_cpu", &t.use_cpu, "accepted: CPU is all coretrain uses");
+    add_alias("no_cuda", "use_cpu");
+    add("seed", &t.seed, "seed for initialization, dropout and data order");
+    add("data_seed", &t.data_seed, "seed for data order (default: seed)");
+    add("full_determinism", &t.full_determinism, "accepted: coretrain is deterministic anyway");
+    add("bf16", &t.bf16, "bf16 matmuls (autocast-style), f32 master weights");
+    add("bf16_full_eval", &t.bf16_full_eval, "bf16 evaluation");
+    add("eval_steps", &t.eval_steps, "evaluate every N steps (default: logging_steps)");
+    add("dataloader_drop_last", &t.dataloader_drop_last, "drop the last incomplete batch");
+    add("dataloader_num_workers", &t.dataloader_num_workers, "accepted for compatibility");
+    add("run_name", &t.run_name, "a name for the run");
+    add("disable_tqdm", &t.disable_tqdm, "no progress bar");
+    add("load_best_model_at_end", &t.load_best_model_at_end, "not supported");
+    add("metric_for_best_model", &t.metric_for_best_model, "not supported");
+    add("ignore_data_skip", &t.ignore_data_skip, "on resume, do not skip the batches already seen");
+    add("resume_from_checkpoint", &t.resume_from_checkpoint, "a checkpoint folder, or true for the latest");
+    add("optim", &t.optim, "optimizer", {"adamw_torch", "adamw_hf", "adamw_torch_fused", "sgd"});
+    add("report_to", &t.report_to, "accepted for compatibility (only \"none\" is meaningful)");
+    add("ddp_backend", &t.ddp_backend, "collective backend across processes", {"ccl", "mpi", "gloo"});
+    add_alias("xpu_backend", "ddp_backend");
+    add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait");
+    add("use_ipex", &t.use_ipex, "accepted: coretrain's own kernels play IPEX's part");
+    add("local_rank", &t.local_rank, "set by old launchers; the environment is read instead");
+    add("push_to_hub", &t.push_to_hub, "not supported");
+    // coretrain's own
+    add("demo", &c.demo, "coretrain: built-in demo (generated data, small BERT from random init)");
+    add("demo_train_examples", &c.demo_train_examples, "coretrain: demo training examples (0: default)");
+    add("demo_eval_examples", &c.demo_eval_examples, "coretrain: demo held-out examples (0: default)");
+    add("dump_eval_features", &c.dump_eval_features, "coretrain debug: write eval features' inputs to FILE");
+  }
+
+  const Flag* find(const std::string& name) const {
+    auto it = index_.find(name);
+    if (it == index_.end()) return nullptr;
+    const Flag& f = flags_[it->second];
+    if (!f.alias_of.empty()) return &flags_[index_.at(f.alias_of)];
+    return &f;
+  }
+  const std::vector<Flag>& flags() const { return flags_; }
+
+ private:
+  void put(Flag f) {
+    index_[f.name] = flags_.size();
+    flags_.push_back(std::move(f));
+  }
+  void add(const std::string& n, std::string* p, const std::string& h,
+           std::vector<std::string> choices = {}) {
+    put({n, Kind::str, p, h, std::move(choices), ""});
+  }
+  void add(const std::string& n, int64_t* p, const std::string& h) { put({n, Kind::integer, p, h, {}, ""}); }
+  void add(const std::string& n, double* p, const std::string& h) { put({n, Kind::real, p, h, {}, ""}); }
+  void add(const std::string& n, bool* p, const std::string& h) { put({n, Kind::boolean, p, h, {}, ""}); }
+  void add_alias(const std::string& n, const std::string& of) { put({n, Kind::str, nullptr, "", {}, of}); }
+
+  std::vector<Flag> flags_;
+  std::map<std::string, size_t> index_;
+};
+
+bool parse_bool_word(const std::string& v, bool* out) {
+  std::string s;
+  for (char ch : v) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (s == "true" || s == "yes" || s == "t" || s == "y" || s == "1") return *out = true, true;
+  if (s == "false" || s == "no" || s == "f" || s == "n" || s == "0") return *out = false, true;
+  return false;
+}
+
+void set_value(const Flag& f, const std::string& value) {
+  const std::string flag = "--" + f.name;
+  switch (f.kind) {
+    case Kind::str: {
+      if (!f.choices.empty()) {
+        bool ok = false;
+        std::string all;
+        for (const auto& c : f.choices) {
+          ok |= c == value;
+          all += (all.empty() ? "" : "|") + c;
+        }
+        if (!ok) fail(flag, ": expected one of ", all, ", got '", value, "'");
+      }
+      *static_cast<std::string*>(f.target) = value;
+      return;
+    }
+    case Kind::integer: {
+      errno = 0;
+      char* end = nullptr;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno == ERANGE)
+        fail(flag, ": expected an integer, got '", value, "'");
+      *static_cast<int64_t*>(f.target) = v;
+      return;
+    }
+    case Kind::real: {
+      errno = 0;
+      char* end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+        fail(flag, ": expected a number, got '", value, "'");
+      *static_cast<double*>(f.target) = v;
+      return;
+    }
+    case Kind::boolean: {
+      bool b;
+      if (!parse_bool_word(value, &b)) fail(flag, ": expected true or false, got '", value, "'");
+      *static_cast<bool*>(f.target) = b;
+      return;
+    }
+  }
+}
+
+bool is_flag_token(const std::string& s) {
+  if (s.size() < 2 || s[0] != '-') return false;
+  // A negative number is a value, not a flag.
+  char c = s[1];
+  return !(std::isdigit(static_cast<unsigned char>(c)) || c == '.');
+}
+
+void parse_argv(const FlagTable& table, const std::vector<std::string>& argv, QaArguments& out) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& tok = argv[i];
+    if (tok == "--help" || tok == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (tok.rfind("--", 0) != 0) fail("unexpected argument '", tok, "' (flags are --name value)");
+    std::string name = tok.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    // argparse accepts dashes for underscores in HfArgumentParser (it registers both spellings).
+    for (char& ch : name)
+      if (ch == '-') ch = '_';
+    const Flag* f = table.find(name);
+    if (!f && name.rfind("no_", 0) == 0) {
+      // `--no_<flag>` for bools that default to true (HfArgumentParser adds these).
+      const Flag* base = table.find(name.substr(3));
+      if (base && base->kind == Kind::boolean) {
+        if (has_value) fail("--", name, ": takes no value");
+        *static_cast<bool*>(base->target) = false;
+        continue;
+      }
+    }
+    if (!f) fail("unknown flag --", name, " (see `coretrain qa --help`)");
+    if (f->kind == Kind::boolean && !has_value) {
+      // Bare, or followed by an explicit true/false word.
+      bool b;
+      if (i + 1 < argv.size() && parse_bool_word(argv[i + 1], &b)) {
+        *static_cast<bool*>(f->target) = b;
+        ++i;
+      } else {
+        *static_cast<bool*>(f->target) = true;
+      }
+    } else {
+      if (!has_value) {
+        if (i + 1 >= argv.size() || is_flag_token(argv[i + 1])) fail("--", name, ": expects a value");
+        value = argv[++i];
+      }
+      set_value(*f, value);
+    }
+    if (name == "no_cuda")
+      out.notes.push_back("--no_cuda: accepted (old name of --use_cpu); coretrain runs on CPU");
+    if (name == "evaluation_strategy")
+      out.notes.push_back("--evaluation_strategy: old name of --eval_strategy");
+    if (name == "xpu_backend") out.notes.push_back("--xpu_backend: old name of --ddp_backend");
+  }
+}
+
+void parse_json(const FlagTable& table, const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(fs::read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, ": not valid JSON (", e.what(), ")");
+  }
+  if (!j.is_object()) fail(path, ": expected a JSON object of flag names to values");
+  for (const auto& [key, v] : j.items()) {
+    const Flag* f = table.find(key);
+    if (!f) fail(path, ": unknown flag '", key, "'");
+    if (v.is_null()) continue;  // None keeps the default
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else if (v.is_boolean()) {
+      text = v.get<bool>() ? "true" : "false";
+    } else if (v.is_number_integer()) {
+      text = std::to_string(v.get<int64_t>());
+    } else if (v.is_number()) {
+      std::ostringstream s;
+      s.precision(17);
+      s << v.get<double>();
+      text = s.str();
+    } else {
+      fail(path, ": flag '", key, "' has a value of the wrong type (", v.type_name(), ")");
+    }
+    try {
+      set_value(*f, text);
+    } catch (const Error& e) {
+      fail(path, ": ", e.what());
+    }
+  }
+}
+
+void check(bool ok, const std::string& flag, const std::string& what) {
+  if (!ok) fail("--", flag, ": ", what);
+}
+
+void validate(QaArguments& a) {
+  auto& d = a.data;
+  auto& t = a.training;
+  auto& m = a.model;
+  auto& c = a.coretrain;
+  if (!t.ddp_backend.empty() && t.ddp_backend != "ccl" && t.ddp_backend != "mpi" && t.ddp_backend != "gloo")
+    check(false, "ddp_backend", "expected ccl|mpi|gloo, got '" + t.ddp_backend + "'");
+  if (t.output_dir.empty() && !c.demo) fail("--output_dir: required");
+  if (t.output_dir.empty()) t.output_dir = "demo-out";
+  if (!c.demo) {
+    if (m.model_name_or_path.empty() && m.config_name.empty())
+      fail("--model_name_or_path: required (or --config_name for a model from random init)");
+    if (!d.dataset_name.empty())
+      fail("--dataset_name: datasets are not downloaded; give --train_file/--validation_file (SQuAD JSON)");
+    if (t.do_train && d.train_file.empty()) fail("--train_file: required with --do_train");
+    if (t.do_eval && d.validation_file.empty()) fail("--validation_file: required with --do_eval");
+    if (t.do_predict && d.test_file.empty()) fail("--test_file: required with --do_predict");
+  }
+  check(d.max_seq_length > 0, "max_seq_length", ct::str("must be > 0, got ", d.max_seq_length));
+  check(d.doc_stride >= 0, "doc_stride", ct::str("must be >= 0, got ", d.doc_stride));
+  check(d.doc_stride < d.max_seq_length, "doc_stride",
+        ct::str("must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride));
+  check(d.n_best_size > 0, "n_best_size", ct::str("must be > 0, got ", d.n_best_size));
+  check(d.max_answer_length > 0, "max_answer_length", ct::str("must be > 0, got ", d.max_answer_length));
+  for (auto [name, v] : {std::pair{"max_train_samples", d.max_train_samples},
+                         std::pair{"max_eval_samples", d.max_eval_samples},
+                         std::pair{"max_predict_samples", d.max_predict_samples}})
+    check(v == -1 || v > 0, name, ct::str("must be > 0, got ", v));
+  check(t.per_device_train_batch_size > 0, "per_device_train_batch_size",
+        ct::str("must be > 0, got ", t.per_device_train_batch_size));
+  check(t.per_device_eval_batch_size > 0, "per_device_eval_batch_size",
+        ct::str("must be > 0, got ", t.per_device_eval_batch_size));
+  check(t.gradient_accumulation_steps > 0, "gradient_accumulation_steps",
+        ct::str("must be > 0, got ", t.gradient_accumulation_steps));
+  check(t.learning_rate >= 0, "learning_rate", ct::str("must be >= 0, got ", t.learning_rate));
+  check(t.weight_decay >= 0, "weight_decay", ct::str("must be >= 0, got ", t.weight_decay));
+  check(t.adam_beta1 >= 0 && t.adam_beta1 < 1, "adam_beta1",
+        ct::str("must be in [0, 1), got ", t.adam_beta1));
+  check(t.adam_beta2 >= 0 && t.adam_beta2 < 1, "adam_beta2",
+        ct::str("must be in [0, 1), got ", t.adam_beta2));
+  check(t.adam_epsilon >= 0, "adam_epsilon", ct::str("must be >= 0, got ", t.adam_epsilon));
+  check(t.max_grad_norm >= 0, "max_grad_norm",
+        ct::str("must be >= 0 (0 disables clipping), got ", t.max_grad_norm));
+  check(t.num_train_epochs >= 0, "num_train_epochs", ct::str("must be >= 0, got ", t.num_train_epochs));
+  check(t.max_steps == -1 || t.max_steps > 0, "max_steps", ct::str("must be > 0 (or -1), got ", t.max_steps));
+  check(t.warmup_ratio >= 0 && t.warmup_ratio <= 1, "warmup_ratio",
+        ct::str("must be in [0, 1], got ", t.warmup_ratio));
+  check(t.warmup_steps >= 0, "warmup_steps", ct::str("must be >= 0, got ", t.warmup_steps));
+  check(t.logging_steps > 0, "logging_steps", ct::str("must be > 0, got ", t.logging_steps));
+  check(t.save_steps > 0, "save_steps", ct::str("must be > 0, got ", t.save_steps));
+  check(t.eval_steps == -1 || t.eval_steps > 0, "eval_steps", ct::str("must be > 0, got ", t.eval_steps));
+  for (auto [name, v] : {std::pair{"logging_steps", t.logging_steps}, std::pair{"save_steps", t.save_steps},
+                         std::pair{"eval_steps", t.eval_steps}})
+    check(v < 1 || v == std::floor(v), name, ct::str("must be an integer or a ratio < 1, got ", v));
+  check(t.save_total_limit == -1 || t.save_total_limit > 0, "save_total_limit",
+        ct::str("must be > 0, got ", t.save_total_limit));
+  check(t.seed >= 0, "seed", ct::str("must be >= 0, got ", t.seed));
+  check(t.data_seed >= -1, "data_seed", ct::str("must be >= 0, got ", t.data_seed));
+  check(t.ddp_timeout > 0, "ddp_timeout", ct::str("must be > 0, got ", t.ddp_timeout));
+  check(!t.load_best_model_at_end, "load_best_model_at_end", "not supported by coretrain");
+  check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
+  check(c.demo_train_examples >= 0, "demo_train_examples", "must be >= 0");
+  check(c.demo_eval_examples >= 0, "demo_eval_examples", "must be >= 0");
+  if (t.eval_strategy != "no") t.do_eval = true;  // as HF's __post_init__
+  if (t.use_ipex)
+    a.notes.push_back("--use_ipex: accepted; coretrain's own bf16/f32 kernels play IPEX's part");
+}
+
+int64_t resolve_steps(double v, int64_t max_steps) {
+  if (v < 1) return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(v * static_cast<double>(max_steps))));
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+int64_t TrainingArguments::resolved_logging_steps(int64_t total) const {
+  return resolve_steps(logging_steps, total);
+}
+int64_t TrainingArguments::resolved_save_steps(int64_t total) const {
+  return resolve_steps(save_steps, total);
+}
+int64_t TrainingArguments::resolved_eval_steps(int64_t total) const {
+  return resolve_steps(eval_steps > 0 ? eval_steps : logging_steps, total);
+}
+
+QaArguments parse_qa_args(const std::vector<std::string>& argv) {
+  QaArguments out;
+  FlagTable table(out);
+  if (argv.size() == 1 && argv[0].size() > 5 && argv[0].compare(argv[0].size() - 5, 5, ".json") == 0)
+    parse_json(table, argv[0]);
+  else
+    parse_argv(table, argv, out);
+  if (!out.help) validate(out);
+  return out;
+}
+
+std::string qa_args_help() {
+  QaArguments defaults;
+  FlagTable table(defaults);
+  std::ostringstream s;
+  s << "usage: coretrain qa [--flag value ...] | coretrain qa args.json | coretrain qa --demo\n\n"
+    << "Flags keep the names and defaults of HF run_qa.py and TrainingArguments.\n\n";
+  for (const auto& f : table.flags()) {
+    if (!f.alias_of.empty()) {
+      s << "  --" << f.name << "  (old name of --" << f.alias_of << ")\n";
+      continue;
+    }
+    std::string def;
+    switch (f.kind) {
+      case Kind::str:
+        def = *static_cast<std::string*>(f.target);
+        break;
+      case Kind::integer:
+        def = std::to_string(*static_cast<int64_t*>(f.target));
+        break;
+      case Kind::real:
+        def = ct::str(*static_cast<double*>(f.target));
+        break;
+      case Kind::boolean:
+        def = *static_cast<bool*>(f.target) ? "true" : "false";
+        break;
+    }
+    s << "  --" << f.name << " (default: " << (def.empty() || def == "-1" ? "None" : def) << ")  " << f.help
+      << "\n";
+  }
+  return s.str();
+}
+
+nlohmann::json training_args_to_json(const TrainingArguments& t) {
+  auto opt_int = [](int64_t v) { return v < 0 ? nlohmann::json() : nlohmann::json(v); };
+  auto opt_str = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
+  nlohmann::json j;
+  j["output_dir"] = t.output_dir;
+  j["overwrite_output_dir"] = t.overwrite_output_dir;
+  j["do_train"] = t.do_train;
+  j["do_eval"] = t.do_eval;
+  j["do_predict"] = t.do_predict;
+  j["eval_strategy"] = t.eval_strategy;
+  j["per_device_train_batch_size"] = t.per_device_train_batch_size;
+  j["per_device_eval_batch_size"] = t.per_device_eval_batch_size;
+  j["gradient_accumulation_steps"] = t.gradient_accumulation_steps;
+  j["learning_rate"] = t.learning_rate;
+  j["weight_decay"] = t.weight_decay;
+  j["adam_beta1"] = t.adam_beta1;
+  j["adam_beta2"] = t.adam_beta2;
+  j["adam_epsilon"] = t.adam_epsilon;
+  j["max_grad_norm"] = t.max_grad_norm;
+  j["num_train_epochs"] = t.num_train_epochs;
+  j["max_steps"] = t.max_steps;
+  j["lr_scheduler_type"] = t.lr_scheduler_type;
+  j["warmup_ratio"] = t.warmup_ratio;
+  j["warmup_steps"] = t.warmup_steps;
+  j["log_level"] = t.log_level;
+  j["logging_dir"] = opt_str(t.logging_dir);
+  j["logging_strategy"] = t.logging_strategy;
+  j["logging_first_step"] = t.logging_first_step;
+  j["logging_steps"] = t.logging_steps;
+  j["logging_nan_inf_filter"] = t.logging_nan_inf_filter;
+  j["save_strategy"] = t.save_strategy;
+  j["save_steps"] = t.save_steps;
+  j["save_total_limit"] = opt_int(t.save_total_limit);
+  j["save_only_model"] = t.save_only_model;
+  j["save_safetensors"] = t.save_safetensors;
+  j["use_cpu"] = t.use_cpu;
+  j["seed"] = t.seed;
+  j["data_seed"] = opt_int(t.data_seed);
+  j["full_determinism"] = t.full_determinism;
+  j["bf16"] = t.bf16;
+  j["bf16_full_eval"] = t.bf16_full_eval;
+  j["eval_steps"] = t.eval_steps < 0 ? nlohmann::json() : nlohmann::json(t.eval_steps);
+  j["dataloader_drop_last"] = t.dataloader_drop_last;
+  j["dataloader_num_workers"] = t.dataloader_num_workers;
+  j["run_name"] = t.run_name.empty() ? t.output_dir : t.run_name;
+  j["disable_tqdm"] = t.disable_tqdm;
+  j["load_best_model_at_end"] = t.load_best_model_at_end;
+  j["metric_for_best_model"] = opt_str(t.metric_for_best_model);
+  j["ignore_data_skip"] = t.ignore_data_skip;
+  j["resume_from_checkpoint"] = opt_str(t.resume_from_checkpoint);
+  j["optim"] = t.optim;
+  j["report_to"] = nlohmann::json::array();
+  if (t.report_to != "none" && !t.report_to.empty()) j["report_to"].push_back(t.report_to);
+  j["ddp_backend"] = opt_str(t.ddp_backend);
+  j["ddp_timeout"] = t.ddp_timeout;
+  j["use_ipex"] = t.use_ipex;
+  j["local_rank"] = t.local_rank;
+  j["push_to_hub"] = t.push_to_hub;
+  return j;
+}
+
+nlohmann::json qa_args_to_json(const QaArguments& a) {
+  nlohmann::json j = training_args_to_json(a.training);
+  const auto& m = a.model;
+  const auto& d = a.data;
+  j["model_name_or_path"] = m.model_name_or_path;
+  j["config_name"] = m.config_name;
+  j["tokenizer_name"] = m.tokenizer_name;
+  j["train_file"] = d.train_file;
+  j["validation_file"] = d.validation_file;
+  j["test_file"] = d.test_file;
+  j["max_seq_length"] = d.max_seq_length;
+  j["pad_to_max_length"] = d.pad_to_max_length;
+  j["max_train_samples"] = d.max_train_samples < 0 ? nlohmann::json() : nlohmann::json(d.max_train_samples);
+  j["max_eval_samples"] = d.max_eval_samples < 0 ? nlohmann::json() : nlohmann::json(d.max_eval_samples);
+  j["version_2_with_negative"] = d.version_2_with_negative;
+  j["null_score_diff_threshold"] = d.null_score_diff_threshold;
+  j["doc_stride"] = d.doc_stride;
+  j["n_best_size"] = d.n_best_size;
+  j["max_answer_length"] = d.max_answer_length;
+  return j;
+}
+
+}  // namespace ct::train
