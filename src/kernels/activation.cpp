@@ -1,0 +1,106 @@
+// GELU (exact and tanh) and ReLU, vectorized through vec_math's exp/erf.
+#include "kernels/activation.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/vec_math.h"
+
+namespace ct::kernels {
+namespace {
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1/sqrt(2*pi)
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kTanhCoef = 0.044715f;
+
+}  // namespace
+
+Activation activation_from_name(const std::string& name) {
+  if (name == "gelu") return Activation::gelu;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
+  if (name == "relu") return Activation::relu;
+  fail("hidden_act: unsupported activation '", name,
+       "' (expected gelu, gelu_new, gelu_pytorch_tanh or relu)");
+}
+
+void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act) {
+  switch (act) {
+    case Activation::gelu:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + fast_erf(x * kInvSqrt2));
+      }
+      break;
+    case Activation::gelu_tanh:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
+      }
+      break;
+    case Activation::relu:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+      break;
+  }
+  if (out_bf16) f32_to_bf16(out, out_bf16, n);
+}
+
+void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act) {
+  switch (act) {
+    case Activation::gelu:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = inp[i];
+        const float cdf = 0.5f * (1.0f + fast_erf(x * kInvSqrt2));
+        const float pdf = kInvSqrt2Pi * fast_exp(-0.5f * x * x);
+        dinp[i] += dout[i] * (cdf + x * pdf);
+      }
+      break;
+    case Activation::gelu_tanh:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = inp[i];
+        const float u = kSqrt2OverPi * (x + kTanhCoef * x * x * x);
+        const float t = fast_tanh(u);
+        const float du = kSqrt2OverPi * (1.0f + 3.0f * kTanhCoef * x * x);
+        dinp[i] += dout[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+      }
+      break;
+    case Activation::relu:
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+      break;
+  }
+}
+
+double activation_reference(double x, Activation act) {
+  switch (act) {
+    case Activation::gelu:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::gelu_tanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::relu:
+      return x > 0.0 ? x : 0.0;
+  }
+  return 0.0;
+}
+
+double activation_grad_reference(double x, Activation act) {
+  switch (act) {
+    case Activation::gelu:
+      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    case Activation::gelu_tanh: {
+      const double c = std::sqrt(2.0 / M_PI);
+      const double t = std::tanh(c * (x + 0.044715 * x * x * x));
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x);
+    }
+    case Activation::relu:
+      return x > 0.0 ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+}  // namespace ct::kernels

@@ -1,0 +1,347 @@
+// Attention core on [B, T, NH*HS] rows: four strided batched gemms over (B, NH) plus one fused row kernel per
+// direction (mask + softmax + dropout forward; dropout + softmax backward). Scratch buffers persist per
+// thread and only grow, so steady-state calls allocate nothing.
+#include "kernels/attention.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/gemm.h"
+#include "kernels/philox_lanes.h"
+#include "kernels/vec_math.h"
+
+namespace ct::kernels {
+namespace {
+
+struct Scratch {
+  Tensor buf;
+  void* get(int64_t nbytes) {
+    if (buf.nbytes() < nbytes) buf = Tensor::zeros({(nbytes + 3) / 4}, DType::f32);
+    return buf.data();
+  }
+};
+
+thread_local Scratch t_pd, t_dpd, t_dctx;
+
+struct Resolved {
+  int64_t B, T, NH, HS, H, ldq, ldc, TT;
+};
+
+Resolved resolve(const AttentionDims& d) {
+  CT_CHECK(d.B > 0 && d.T > 0 && d.NH > 0 && d.HS > 0, "attention: bad dims B=", d.B, " T=", d.T,
+           " NH=", d.NH, " HS=", d.HS);
+  Resolved r{d.B,
+             d.T,
+             d.NH,
+             d.HS,
+             d.NH * d.HS,
+             d.ld_qkv ? d.ld_qkv : d.NH * d.HS,
+             d.ld_ctx ? d.ld_ctx : d.NH * d.HS,
+             d.T * d.T};
+  CT_CHECK(r.ldq >= r.H && r.ldc >= r.H, "attention: row strides ld_qkv=", r.ldq, " ld_ctx=", r.ldc,
+           " smaller than hidden ", r.H);
+  return r;
+}
+
+// Gemm over (B, NH) heads. Operands named by role; layouts filled by the callers below.
+Gemm heads_gemm(const Resolved& r, int64_t M, int64_t N, int64_t K, DType ab, DType c) {
+  Gemm g;
+  g.batch_outer = r.B;
+  g.batch = r.NH;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.a_type = g.b_type = ab;
+  g.c_type = c;
+  return g;
+}
+
+// [B, T, ld] rows, head h at column h*HS: row stride ld, head stride HS, sequence stride T*ld.
+void rows_a(Gemm& g, const Resolved& r, int64_t ld) {
+  g.lda = ld;
+  g.stride_a = r.HS;
+  g.outer_stride_a = r.T * ld;
+}
+void rows_b(Gemm& g, const Resolved& r, int64_t ld) {
+  g.ldb = ld;
+  g.stride_b = r.HS;
+  g.outer_stride_b = r.T * ld;
+}
+void rows_c(Gemm& g, const Resolved& r, int64_t ld) {
+  g.ldc = ld;
+  g.stride_c = r.HS;
+  g.outer_stride_c = r.T * ld;
+}
+// [B, NH, T, T] dense score matrices.
+void tt_a(Gemm& g, const Resolved& r) {
+  g.lda = r.T;
+  g.stride_a = r.TT;
+  g.outer_stride_a = r.NH * r.TT;
+}
+void tt_c(Gemm& g, const Resolved& r) {
+  g.ldc = r.T;
+  g.stride_c = r.TT;
+  g.outer_stride_c = r.NH * r.TT;
+}
+
+inline void store(float* p, int64_t i, float v) {
+  p[i] = v;
+}
+inline void store(bf16* p, int64_t i, float v) {
+  p[i] = to_bf16(v);
+}
+
+// probs rows in place: mask, softmax; pd = dropout(probs) in the matmul type.
+template <class TD>
+void softmax_rows(float* probs, TD* pd, const float* mask, const Resolved& r, const DropoutSite& drop) {
+  const int64_t rows = r.B * r.NH * r.T;
+  const int64_t T = r.T;
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    float* x = probs + row * T;
+    const int64_t b = row / (r.NH * T);
+    if (mask) {
+      const float* m = mask + b * T;
+#pragma omp simd
+      for (int64_t j = 0; j < T; ++j) x[j] += m[j] == 0.0f ? -FLT_MAX : 0.0f;
+    }
+    float mx = -FLT_MAX;
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = 0; j < T; ++j) mx = x[j] > mx ? x[j] : mx;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < T; ++j) {
+      x[j] = fast_exp(x[j] - mx);
+      s += x[j];
+    }
+    const float inv = 1.0f / s;
+#pragma omp simd
+    for (int64_t j = 0; j < T; ++j) x[j] *= inv;
+    if (!pd) continue;
+    TD* y = pd + row * T;
+    if (drop.p == 0.0f) {
+      for (int64_t j = 0; j < T; ++j) store(y, j, x[j]);
+    } else {
+      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + T,
+                       [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
+    }
+  }
+}
+
+// Recompute pd = dropout(probs) in the matmul type (backward).
+template <class TD>
+void dropped_probs(TD* pd, const float* probs, const Resolved& r, const DropoutSite& drop) {
+  const int64_t n = r.B * r.NH * r.TT;
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
+    if (drop.p == 0.0f) {
+      for (int64_t i = b; i < e; ++i) store(pd, i, probs[i]);
+    } else {
+      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, b, e,
+                       [&](int64_t i, float keep) { store(pd, i, probs[i] * keep); });
+    }
+  }
+}
+
+// dS = P * (dP - sum(dP * P)) * alpha with dP = dropout_backward(dPd); written to ds (may alias dpd when
+// f32).
+template <class TD>
+void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const Resolved& r,
+                           const DropoutSite& drop, float alpha) {
+  const int64_t rows = r.B * r.NH * r.T;
+  const int64_t T = r.T;
+#pragma omp parallel
+  {
+    std::vector<float> dp_row;  // per thread, once per call: T floats
+    dp_row.resize(static_cast<size_t>(T));
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      const float* g = dpd + row * T;
+      const float* p = probs + row * T;
+      float* dp = dp_row.data();
+      if (drop.p == 0.0f) {
+        std::memcpy(dp, g, sizeof(float) * T);
+      } else {
+        for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + T,
+                         [&](int64_t i, float keep) { dp[i - row * T] = g[i - row * T] * keep; });
+      }
+      float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < T; ++j) s += dp[j] * p[j];
+      TD* out = ds + row * T;
+      for (int64_t j = 0; j < T; ++j) store(out, j, p[j] * (dp[j] - s) * alpha);
+    }
+  }
+}
+
+}  // namespace
+
+void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
+                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  const Resolved r = resolve(d);
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
+  // scores = alpha * Q K^T, straight into probs.
+  Gemm g1 = heads_gemm(r, r.T, r.T, r.HS, dt, DType::f32);
+  rows_a(g1, r, r.ldq);
+  rows_b(g1, r, r.ldq);
+  g1.trans_b = true;
+  tt_c(g1, r);
+  g1.alpha = alpha;
+  gemm(g1, q, k, probs);
+  // Pd: a separate buffer unless f32 without dropout (then probs itself feeds the context product).
+  const bool separate = dt == DType::bf16 || drop.p > 0.0f;
+  void* pd = probs;
+  if (separate) pd = t_pd.get(r.B * r.NH * r.TT * dtype_size(dt));
+  if (!separate)
+    softmax_rows<float>(probs, nullptr, mask, r, drop);
+  else if (dt == DType::f32)
+    softmax_rows(probs, static_cast<float*>(pd), mask, r, drop);
+  else
+    softmax_rows(probs, static_cast<bf16*>(pd), mask, r, drop);
+  // ctx = Pd V
+  Gemm g2 = heads_gemm(r, r.T, r.HS, r.T, dt, dt);
+  tt_a(g2, r);
+  rows_b(g2, r, r.ldq);
+  rows_c(g2, r, r.ldc);
+  gemm(g2, pd, v, ctx);
+}
+
+void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                        const void* v, const float* probs, const AttentionDims& d, DType dt,
+                        const DropoutSite& drop) {
+  const Resolved r = resolve(d);
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
+  const int64_t n_tt = r.B * r.NH * r.TT;
+  // dctx in the matmul type.
+  const void* dctx_mm = dctx;
+  int64_t ld_dctx = r.ldc;
+  if (dt == DType::bf16) {
+    bf16* tmp = static_cast<bf16*>(t_dctx.get(r.B * r.T * r.H * 2));
+#pragma omp parallel for schedule(static)
+    for (int64_t row = 0; row < r.B * r.T; ++row) f32_to_bf16(dctx + row * r.ldc, tmp + row * r.H, r.H);
+    dctx_mm = tmp;
+    ld_dctx = r.H;
+  }
+  // dPd = dctx V^T  [B, NH, T, T] f32
+  float* dpd = static_cast<float*>(t_dpd.get(n_tt * 4));
+  Gemm g3 = heads_gemm(r, r.T, r.T, r.HS, dt, DType::f32);
+  rows_a(g3, r, ld_dctx);
+  rows_b(g3, r, r.ldq);
+  g3.trans_b = true;
+  tt_c(g3, r);
+  gemm(g3, dctx_mm, v, dpd);
+  // dV += Pd^T dctx
+  const bool separate = dt == DType::bf16 || drop.p > 0.0f;
+  void* pd = const_cast<float*>(probs);
+  if (separate) {
+    pd = t_pd.get(n_tt * dtype_size(dt));
+    if (dt == DType::f32)
+      dropped_probs(static_cast<float*>(pd), probs, r, drop);
+    else
+      dropped_probs(static_cast<bf16*>(pd), probs, r, drop);
+  }
+  Gemm g4 = heads_gemm(r, r.T, r.HS, r.T, dt, DType::f32);
+  tt_a(g4, r);
+  g4.trans_a = true;
+  rows_b(g4, r, ld_dctx);
+  rows_c(g4, r, r.ldq);
+  g4.accumulate = true;
+  gemm(g4, pd, dctx_mm, dv);
+  // dS (alpha folded in): f32 in place over dPd, or bf16 into the Pd scratch (Pd is no longer needed).
+  void* ds;
+  if (dt == DType::f32) {
+    softmax_backward_rows(dpd, dpd, probs, r, drop, alpha);
+    ds = dpd;
+  } else {
+    softmax_backward_rows(static_cast<bf16*>(pd), dpd, probs, r, drop, alpha);
+    ds = pd;
+  }
+  // dQ += dS K ; dK += dS^T Q
+  Gemm g5 = heads_gemm(r, r.T, r.HS, r.T, dt, DType::f32);
+  tt_a(g5, r);
+  rows_b(g5, r, r.ldq);
+  rows_c(g5, r, r.ldq);
+  g5.accumulate = true;
+  gemm(g5, ds, k, dq);
+  Gemm g6 = g5;
+  g6.trans_a = true;
+  gemm(g6, ds, q, dk);
+}
+
+void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,
+                                 const float* mask, const AttentionDims& d, const DropoutSite& drop) {
+  const int64_t B = d.B, T = d.T, NH = d.NH, HS = d.HS, H = NH * HS;
+  std::vector<uint8_t> keep(static_cast<size_t>(B * NH * T * T));
+  dropout_mask_reference(keep.data(), B * NH * T * T, drop);
+  const double scale = drop.p > 0.0f ? 1.0 / (1.0 - drop.p) : 1.0;
+  std::vector<double> s(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t row = (b * NH + h) * T + i;
+        double mx = -1e300;
+        for (int64_t j = 0; j < T; ++j) {
+          double acc = 0.0;
+          for (int64_t c = 0; c < HS; ++c)
+            acc += static_cast<double>(q[(b * T + i) * H + h * HS + c]) * k[(b * T + j) * H + h * HS + c];
+          acc /= std::sqrt(static_cast<double>(HS));
+          if (mask && mask[b * T + j] == 0.0f) acc += -static_cast<double>(FLT_MAX);
+          s[j] = acc;
+          mx = std::max(mx, acc);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < T; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (int64_t j = 0; j < T; ++j) probs[row * T + j] = static_cast<float>(s[j] / sum);
+        for (int64_t c = 0; c < HS; ++c) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < T; ++j)
+            acc += s[j] / sum * (keep[row * T + j] ? scale : 0.0) * v[(b * T + j) * H + h * HS + c];
+          ctx[(b * T + i) * H + h * HS + c] = static_cast<float>(acc);
+        }
+      }
+}
+
+void attention_backward_reference(float* dq, float* dk, float* dv, const float* dctx, const float* q,
+                                  const float* k, const float* v, const float* probs, const AttentionDims& d,
+                                  const DropoutSite& drop) {
+  const int64_t B = d.B, T = d.T, NH = d.NH, HS = d.HS, H = NH * HS;
+  std::vector<uint8_t> keep(static_cast<size_t>(B * NH * T * T));
+  dropout_mask_reference(keep.data(), B * NH * T * T, drop);
+  const double scale = drop.p > 0.0f ? 1.0 / (1.0 - drop.p) : 1.0;
+  const double alpha = 1.0 / std::sqrt(static_cast<double>(HS));
+  std::vector<double> dp(static_cast<size_t>(T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t row = (b * NH + h) * T + i;
+        const float* p = probs + row * T;
+        double s = 0.0;
+        for (int64_t j = 0; j < T; ++j) {
+          const double m = keep[row * T + j] ? scale : 0.0;
+          double g = 0.0;
+          for (int64_t c = 0; c < HS; ++c)
+            g += static_cast<double>(dctx[(b * T + i) * H + h * HS + c]) * v[(b * T + j) * H + h * HS + c];
+          dp[j] = g * m;
+          s += dp[j] * p[j];
+          for (int64_t c = 0; c < HS; ++c)
+            dv[(b * T + j) * H + h * HS + c] +=
+                static_cast<float>(p[j] * m * dctx[(b * T + i) * H + h * HS + c]);
+        }
+        for (int64_t j = 0; j < T; ++j) {
+          const double ds = p[j] * (dp[j] - s) * alpha;
+          for (int64_t c = 0; c < HS; ++c) {
+            dq[(b * T + i) * H + h * HS + c] += static_cast<float>(ds * k[(b * T + j) * H + h * HS + c]);
+            dk[(b * T + j) * H + h * HS + c] += static_cast<float>(ds * q[(b * T + i) * H + h * HS + c]);
+          }
+        }
+      }
+}
+
+}  // namespace ct::kernels

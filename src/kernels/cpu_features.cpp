@@ -1,0 +1,50 @@
+// CPU capabilities through oneDNN's effective ISA (honours DNNL_MAX_CPU_ISA).
+#include "kernels/cpu_features.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace ct::kernels {
+namespace {
+
+dnnl::cpu_isa isa() {
+  return dnnl::get_effective_cpu_isa();
+}
+
+}  // namespace
+
+bool cpu_has_amx_bf16() {
+  const auto i = isa();
+  return i == dnnl::cpu_isa::avx512_core_amx;
+}
+
+bool cpu_has_avx512_bf16() {
+  const auto i = isa();
+  return i == dnnl::cpu_isa::avx512_core_bf16 || i == dnnl::cpu_isa::avx512_core_amx;
+}
+
+bool cpu_has_fast_bf16() {
+  return cpu_has_avx512_bf16() || cpu_has_amx_bf16();
+}
+
+std::string cpu_isa_name() {
+  switch (isa()) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+}  // namespace ct::kernels

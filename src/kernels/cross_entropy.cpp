@@ -1,0 +1,50 @@
+// Cross-entropy with ignore_index and mean reduction over QA logits (rows are tiny: B rows of T logits).
+#include "kernels/cross_entropy.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace ct::kernels {
+
+float cross_entropy_forward(float* lse, const float* logits, const int64_t* targets, int64_t B, int64_t T,
+                            int64_t row_stride, int64_t col_stride, int64_t ignore_index) {
+  double total = 0.0;
+  int64_t count = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    const float* x = logits + b * row_stride;
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t t = 0; t < T; ++t) mx = std::fmax(mx, x[t * col_stride]);
+    double s = 0.0;
+    for (int64_t t = 0; t < T; ++t) s += std::exp(x[t * col_stride] - mx);
+    const double l = mx + std::log(s);
+    lse[b] = static_cast<float>(l);
+    if (targets[b] == ignore_index) continue;
+    CT_CHECK(targets[b] >= 0 && targets[b] < T, "cross_entropy: target[", b, "] = ", targets[b],
+             " outside [0, ", T, ") and not ignore_index ", ignore_index);
+    total += l - x[targets[b] * col_stride];
+    ++count;
+  }
+  // torch: mean over zero elements is 0/0 = NaN.
+  return count ? static_cast<float>(total / count) : std::numeric_limits<float>::quiet_NaN();
+}
+
+void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int64_t* targets,
+                            int64_t B, int64_t T, int64_t row_stride, int64_t col_stride,
+                            int64_t ignore_index, float dloss) {
+  int64_t count = 0;
+  for (int64_t b = 0; b < B; ++b) count += targets[b] != ignore_index;
+  const float scale = count ? dloss / static_cast<float>(count) : std::numeric_limits<float>::quiet_NaN();
+  for (int64_t b = 0; b < B; ++b) {
+    if (targets[b] == ignore_index && count) continue;
+    const float* x = logits + b * row_stride;
+    float* d = dlogits + b * row_stride;
+    for (int64_t t = 0; t < T; ++t) {
+      const float p = std::exp(x[t * col_stride] - lse[b]);
+      d[t * col_stride] += scale * (p - (t == targets[b] ? 1.0f : 0.0f));
+    }
+  }
+}
+
+}  // namespace ct::kernels

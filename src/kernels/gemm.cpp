@@ -1,0 +1,223 @@
+// oneDNN matmul behind kernels::Gemm: one engine and stream for the process, one primitive per distinct
+// descriptor (shapes, strides, dtypes, alpha, accumulate, bias presence), created on first use and kept.
+#include "kernels/gemm.h"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/error.h"
+
+namespace ct::kernels {
+namespace {
+
+using Dims = dnnl::memory::dims;
+using DT = dnnl::memory::data_type;
+
+DT dnnl_type(DType t) {
+  return t == DType::f32 ? DT::f32 : DT::bf16;
+}
+
+struct Runtime {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+Runtime& runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+struct Entry {
+  dnnl::matmul prim;
+  dnnl::memory a, b, c, bias;
+  std::mutex mu;  // memory objects carry the data handles of the call in flight
+};
+
+struct Cache {
+  std::mutex mu;
+  std::map<std::vector<int64_t>, std::unique_ptr<Entry>> entries;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+// Resolved layout: every stride explicit.
+struct Layout {
+  int64_t lda, ldb, ldc, sa, sb, sc, oa, ob, oc;
+};
+
+Layout resolve(const Gemm& g) {
+  CT_CHECK(g.M >= 0 && g.N >= 0 && g.K >= 0 && g.batch >= 1 && g.batch_outer >= 1,
+           "gemm: bad sizes batch_outer=", g.batch_outer, " batch=", g.batch, " M=", g.M, " N=", g.N,
+           " K=", g.K);
+  Layout l{};
+  const int64_t a_cols = g.trans_a ? g.M : g.K, a_rows = g.trans_a ? g.K : g.M;
+  const int64_t b_cols = g.trans_b ? g.K : g.N, b_rows = g.trans_b ? g.N : g.K;
+  l.lda = g.lda ? g.lda : a_cols;
+  l.ldb = g.ldb ? g.ldb : b_cols;
+  l.ldc = g.ldc ? g.ldc : g.N;
+  CT_CHECK(l.lda >= a_cols && l.ldb >= b_cols && l.ldc >= g.N,
+           "gemm: leading dimension smaller than a row (lda=", l.lda, " need ", a_cols, ", ldb=", l.ldb,
+           " need ", b_cols, ", ldc=", l.ldc, " need ", g.N, ")");
+  l.sa = g.stride_a ? g.stride_a : a_rows * l.lda;
+  l.sb = g.stride_b ? g.stride_b : b_rows * l.ldb;
+  l.sc = g.stride_c ? g.stride_c : g.M * l.ldc;
+  l.oa = g.outer_stride_a ? g.outer_stride_a : g.batch * l.sa;
+  l.ob = g.outer_stride_b ? g.outer_stride_b : g.batch * l.sb;
+  l.oc = g.outer_stride_c ? g.outer_stride_c : g.batch * l.sc;
+  return l;
+}
+
+dnnl::memory::desc make_md(DType t, int64_t outer, int64_t batch, int64_t rows, int64_t cols,
+                           int64_t row_stride, int64_t col_stride, int64_t batch_stride,
+                           int64_t outer_stride) {
+  return dnnl::memory::desc(Dims{outer, batch, rows, cols}, dnnl_type(t),
+                            Dims{outer_stride, batch_stride, row_stride, col_stride});
+}
+
+Entry& get_entry(const Gemm& g, const Layout& l) {
+  std::vector<int64_t> key{g.batch_outer,
+                           g.batch,
+                           g.M,
+                           g.N,
+                           g.K,
+                           g.trans_a,
+                           g.trans_b,
+                           l.lda,
+                           l.ldb,
+                           l.ldc,
+                           l.sa,
+                           l.sb,
+                           l.sc,
+                           l.oa,
+                           l.ob,
+                           l.oc,
+                           static_cast<int64_t>(g.a_type),
+                           static_cast<int64_t>(g.b_type),
+                           static_cast<int64_t>(g.c_type),
+                           g.accumulate,
+                           g.bias != nullptr};
+  uint32_t alpha_bits;
+  std::memcpy(&alpha_bits, &g.alpha, 4);
+  key.push_back(alpha_bits);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.entries.find(key);
+  if (it != c.entries.end()) return *it->second;
+
+  auto& rt = runtime();
+  // op(A) is [M, K]: stored transposed, element (m, k) sits at k * lda + m.
+  auto a_md = g.trans_a ? make_md(g.a_type, g.batch_outer, g.batch, g.M, g.K, 1, l.lda, l.sa, l.oa)
+                        : make_md(g.a_type, g.batch_outer, g.batch, g.M, g.K, l.lda, 1, l.sa, l.oa);
+  auto b_md = g.trans_b ? make_md(g.b_type, g.batch_outer, g.batch, g.K, g.N, 1, l.ldb, l.sb, l.ob)
+                        : make_md(g.b_type, g.batch_outer, g.batch, g.K, g.N, l.ldb, 1, l.sb, l.ob);
+  auto c_md = make_md(g.c_type, g.batch_outer, g.batch, g.M, g.N, l.ldc, 1, l.sc, l.oc);
+  dnnl::memory::desc bias_md;
+  if (g.bias) bias_md = dnnl::memory::desc(Dims{1, 1, 1, g.N}, DT::f32, Dims{g.N, g.N, g.N, 1});
+  dnnl::primitive_attr attr;
+  if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
+  if (g.accumulate) {
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    attr.set_post_ops(po);
+  }
+  auto entry = std::make_unique<Entry>();
+  try {
+    auto desc = g.bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
+    dnnl::matmul::primitive_desc pd(desc, attr, rt.engine);
+    entry->prim = dnnl::matmul(pd);
+  } catch (const dnnl::error& e) {
+    fail("gemm: oneDNN has no matmul for batch_outer=", g.batch_outer, " batch=", g.batch, " M=", g.M,
+         " N=", g.N, " K=", g.K, " types ", dtype_name(g.a_type), "x", dtype_name(g.b_type), "->",
+         dtype_name(g.c_type), ": ", e.what());
+  }
+  entry->a = dnnl::memory(a_md, rt.engine, DNNL_MEMORY_NONE);
+  entry->b = dnnl::memory(b_md, rt.engine, DNNL_MEMORY_NONE);
+  entry->c = dnnl::memory(c_md, rt.engine, DNNL_MEMORY_NONE);
+  if (g.bias) entry->bias = dnnl::memory(bias_md, rt.engine, DNNL_MEMORY_NONE);
+  Entry& ref = *entry;
+  c.entries.emplace(std::move(key), std::move(entry));
+  return ref;
+}
+
+template <class T>
+double load(const void* p, int64_t i) {
+  if constexpr (std::is_same_v<T, float>)
+    return static_cast<const float*>(p)[i];
+  else
+    return to_f32(static_cast<const bf16*>(p)[i]);
+}
+
+double load_t(DType t, const void* p, int64_t i) {
+  return t == DType::f32 ? load<float>(p, i) : load<bf16>(p, i);
+}
+
+}  // namespace
+
+void gemm(const Gemm& g, const void* a, const void* b, void* c) {
+  const Layout l = resolve(g);
+  CT_CHECK(g.a_type == g.b_type, "gemm: operand types differ (", dtype_name(g.a_type), " x ",
+           dtype_name(g.b_type), "); convert one side first");
+  CT_CHECK(!(g.bias && g.alpha != 1.0f), "gemm: alpha != 1 with a bias is not supported");
+  if (g.M == 0 || g.N == 0) return;
+  if (g.K == 0) {
+    // Nothing to multiply: C = bias or 0 (or unchanged when accumulating).
+    CT_CHECK(g.accumulate && !g.bias, "gemm: K = 0 is only supported with accumulate and no bias");
+    return;
+  }
+  Entry& e = get_entry(g, l);
+  auto& rt = runtime();
+  std::lock_guard<std::mutex> lock(e.mu);
+  e.a.set_data_handle(const_cast<void*>(a));
+  e.b.set_data_handle(const_cast<void*>(b));
+  e.c.set_data_handle(c);
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};
+  if (g.bias) {
+    e.bias.set_data_handle(const_cast<float*>(g.bias));
+    args.emplace(DNNL_ARG_BIAS, e.bias);
+  }
+  e.prim.execute(rt.stream, args);
+  rt.stream.wait();
+}
+
+void gemm_reference(const Gemm& g, const void* a, const void* b, void* c) {
+  const Layout l = resolve(g);
+  for (int64_t o = 0; o < g.batch_outer; ++o)
+    for (int64_t bt = 0; bt < g.batch; ++bt)
+      for (int64_t m = 0; m < g.M; ++m)
+        for (int64_t n = 0; n < g.N; ++n) {
+          double acc = 0.0;
+          for (int64_t k = 0; k < g.K; ++k) {
+            const int64_t ia = o * l.oa + bt * l.sa + (g.trans_a ? k * l.lda + m : m * l.lda + k);
+            const int64_t ib = o * l.ob + bt * l.sb + (g.trans_b ? n * l.ldb + k : k * l.ldb + n);
+            acc += load_t(g.a_type, a, ia) * load_t(g.b_type, b, ib);
+          }
+          acc *= g.alpha;
+          if (g.bias) acc += g.bias[n];
+          const int64_t ic = o * l.oc + bt * l.sc + m * l.ldc + n;
+          if (g.accumulate) acc += load_t(g.c_type, c, ic);
+          if (g.c_type == DType::f32)
+            static_cast<float*>(c)[ic] = static_cast<float>(acc);
+          else
+            static_cast<bf16*>(c)[ic] = to_bf16(static_cast<float>(acc));
+        }
+}
+
+int64_t gemm_cache_size() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return static_cast<int64_t>(c.entries.size());
+}
+
+}  // namespace ct::kernels

@@ -1,0 +1,61 @@
+// Linear forward/backward as three gemm descriptors (weights stay [out, in]; transposes are layout flags).
+#include "kernels/linear.h"
+
+#include "kernels/gemm.h"
+
+namespace ct::kernels {
+
+void linear_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
+                    int64_t BT, int64_t C, int64_t OC, DType mm) {
+  Gemm g;
+  g.M = BT;
+  g.N = OC;
+  g.K = C;
+  g.trans_b = true;
+  g.a_type = g.b_type = mm;
+  g.c_type = out_type;
+  g.bias = bias;
+  gemm(g, inp, weight, out);
+}
+
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout_f32, const void* dout_mm,
+                     const void* inp, const void* weight, int64_t BT, int64_t C, int64_t OC, DType mm) {
+  if (dinp) {
+    Gemm g;  // dinp[BT, C] += dout[BT, OC] * W[OC, C]
+    g.M = BT;
+    g.N = C;
+    g.K = OC;
+    g.a_type = g.b_type = mm;
+    g.accumulate = true;
+    gemm(g, dout_mm, weight, dinp);
+  }
+  if (dweight) {
+    Gemm g;  // dW[OC, C] += dout^T[OC, BT] * inp[BT, C]
+    g.M = OC;
+    g.N = C;
+    g.K = BT;
+    g.trans_a = true;
+    g.a_type = g.b_type = mm;
+    g.accumulate = true;
+    gemm(g, dout_mm, inp, dweight);
+  }
+  if (dbias) bias_backward(dbias, dout_f32, BT, OC);
+}
+
+void bias_backward(float* dbias, const float* dout, int64_t BT, int64_t OC) {
+  constexpr int64_t kCols = 64;
+  const int64_t nblocks = (OC + kCols - 1) / kCols;
+#pragma omp parallel for schedule(static)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t c0 = blk * kCols, c1 = c0 + kCols < OC ? c0 + kCols : OC;
+    float acc[kCols] = {};
+    for (int64_t r = 0; r < BT; ++r) {
+      const float* d = dout + r * OC;
+#pragma omp simd
+      for (int64_t c = c0; c < c1; ++c) acc[c - c0] += d[c];
+    }
+    for (int64_t c = c0; c < c1; ++c) dbias[c] += acc[c - c0];
+  }
+}
+
+}  // namespace ct::kernels

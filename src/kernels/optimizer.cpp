@@ -1,0 +1,96 @@
+// AdamW and SGD with torch's exact update order, vectorized and OpenMP-parallel over the slab.
+#include "kernels/optimizer.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace ct::kernels {
+
+void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                  const AdamWHyper& h, int64_t step, bool decay) {
+  CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
+  const float decay_mul = decay ? static_cast<float>(1.0 - h.lr * h.weight_decay) : 1.0f;
+  const float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
+  const float one_b1 = static_cast<float>(1.0 - h.beta1), one_b2 = static_cast<float>(1.0 - h.beta2);
+  const double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(h.beta2, static_cast<double>(step));
+  const float step_size = static_cast<float>(h.lr / bc1);
+  const float inv_bc2_sqrt = static_cast<float>(1.0 / std::sqrt(bc2));
+  const float eps = static_cast<float>(h.eps);
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i];
+    const float p = param[i] * decay_mul;
+    const float m = exp_avg[i] * b1 + g * one_b1;
+    const float v = exp_avg_sq[i] * b2 + g * g * one_b2;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    param[i] = p - step_size * m / (std::sqrt(v) * inv_bc2_sqrt + eps);
+  }
+}
+
+void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step) {
+  for (const auto& r : ranges)
+    adamw_update(param + r.offset, grad + r.offset, exp_avg + r.offset, exp_avg_sq + r.offset, r.numel, h,
+                 step, r.decay);
+}
+
+void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
+                int64_t step, bool decay) {
+  CT_CHECK(step >= 1, "sgd: step must be >= 1, got ", step);
+  CT_CHECK(h.momentum == 0.0 || momentum_buf, "sgd: momentum ", h.momentum, " needs a momentum buffer");
+  const float wd = decay ? static_cast<float>(h.weight_decay) : 0.0f;
+  const float lr = static_cast<float>(h.lr), mom = static_cast<float>(h.momentum);
+  if (mom == 0.0f) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; ++i) param[i] -= lr * (grad[i] + wd * param[i]);
+    return;
+  }
+  const bool first = step == 1;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = grad[i] + wd * param[i];
+    const float buf = first ? d : momentum_buf[i] * mom + d;
+    momentum_buf[i] = buf;
+    param[i] -= lr * buf;
+  }
+}
+
+void sgd_step(float* param, const float* grad, float* momentum_buf, const std::vector<SlabRange>& ranges,
+              const SgdHyper& h, int64_t step) {
+  for (const auto& r : ranges)
+    sgd_update(param + r.offset, grad + r.offset, momentum_buf ? momentum_buf + r.offset : nullptr, r.numel,
+               h, step, r.decay);
+}
+
+void adamw_update_reference(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                            const AdamWHyper& h, int64_t step, bool decay) {
+  for (int64_t i = 0; i < n; ++i) {
+    double p = param[i];
+    if (decay) p *= 1.0 - h.lr * h.weight_decay;
+    const double m = h.beta1 * exp_avg[i] + (1.0 - h.beta1) * grad[i];
+    const double v = h.beta2 * exp_avg_sq[i] + (1.0 - h.beta2) * grad[i] * grad[i];
+    const double bc1 = 1.0 - std::pow(h.beta1, step), bc2 = 1.0 - std::pow(h.beta2, step);
+    p -= (h.lr / bc1) * m / (std::sqrt(v) / std::sqrt(bc2) + h.eps);
+    param[i] = static_cast<float>(p);
+    exp_avg[i] = static_cast<float>(m);
+    exp_avg_sq[i] = static_cast<float>(v);
+  }
+}
+
+void sgd_update_reference(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
+                          int64_t step, bool decay) {
+  for (int64_t i = 0; i < n; ++i) {
+    double d = grad[i];
+    if (decay) d += h.weight_decay * param[i];
+    if (h.momentum != 0.0) {
+      d = step == 1 ? d : h.momentum * momentum_buf[i] + d;
+      momentum_buf[i] = static_cast<float>(d);
+    }
+    param[i] = static_cast<float>(param[i] - h.lr * d);
+  }
+}
+
+}  // namespace ct::kernels
