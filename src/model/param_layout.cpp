@@ -1,0 +1,112 @@
+#include "model/param_layout.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "kernels/activation.h"
+
+namespace ct::model {
+
+int64_t ParamLayout::index_at(int64_t offset) const {
+  auto it = std::lower_bound(params.begin(), params.end(), offset,
+                             [](const ParamInfo& p, int64_t off) { return p.offset < off; });
+  if (it == params.end() || it->offset != offset) return -1;
+  return it - params.begin();
+}
+
+void validate_model_config(const ModelConfig& c) {
+  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert", "model config: model_type '", c.model_type,
+           "' is not supported (expected bert or distilbert)");
+  auto positive = [](int64_t v, const char* name) {
+    CT_CHECK(v > 0, "model config: ", name, " must be > 0, got ", v);
+  };
+  positive(c.vocab_size, "vocab_size");
+  positive(c.hidden_size, "hidden_size");
+  positive(c.num_hidden_layers, "num_hidden_layers");
+  positive(c.num_attention_heads, "num_attention_heads");
+  positive(c.intermediate_size, "intermediate_size");
+  positive(c.max_position_embeddings, "max_position_embeddings");
+  CT_CHECK(c.hidden_size % c.num_attention_heads == 0, "model config: hidden_size ", c.hidden_size,
+           " is not divisible by num_attention_heads ", c.num_attention_heads);
+  if (!c.is_distilbert()) positive(c.type_vocab_size, "type_vocab_size");
+  CT_CHECK(!c.sinusoidal_pos_embds, "model config: sinusoidal_pos_embds=true is not supported");
+  CT_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, "model config: pad_token_id ",
+           c.pad_token_id, " outside [0, vocab_size ", c.vocab_size, ")");
+  auto prob = [](double p, const char* name) {
+    CT_CHECK(p >= 0.0 && p < 1.0, "model config: ", name, " must be in [0, 1), got ", p);
+  };
+  prob(c.hidden_dropout_prob, "hidden_dropout_prob");
+  prob(c.attention_probs_dropout_prob, "attention_probs_dropout_prob");
+  prob(c.qa_dropout, "qa_dropout");
+  CT_CHECK(c.layer_norm_eps > 0.0, "model config: layer_norm_eps must be > 0, got ", c.layer_norm_eps);
+  kernels::activation_from_name(c.hidden_act);  // throws naming the value
+}
+
+ParamLayout make_param_layout(const ModelConfig& c) {
+  validate_model_config(c);
+  const bool distil = c.is_distilbert();
+  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  const std::string base = distil ? "distilbert." : "bert.";
+  ParamLayout lay;
+  int64_t off = 0;
+  auto add = [&](const std::string& name, Shape shape, bool decay) {
+    ParamInfo p;
+    p.name = name;
+    p.shape = std::move(shape);
+    p.offset = off;
+    p.decay = decay;
+    off += p.numel();
+    lay.params.push_back(std::move(p));
+    return lay.params.back().offset;
+  };
+
+  lay.emb_begin = off;
+  lay.word_emb = add(base + "embeddings.word_embeddings.weight", {c.vocab_size, H}, true);
+  lay.pos_emb = add(base + "embeddings.position_embeddings.weight", {c.max_position_embeddings, H}, true);
+  if (!distil)
+    lay.type_emb = add(base + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, H}, true);
+  lay.emb_ln_w = add(base + "embeddings.LayerNorm.weight", {H}, false);
+  lay.emb_ln_b = add(base + "embeddings.LayerNorm.bias", {H}, false);
+  lay.emb_end = off;
+
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    LayerOffsets lo;
+    lo.begin = off;
+    const std::string p = base + (distil ? "transformer.layer." : "encoder.layer.") + std::to_string(l) + ".";
+    const std::string q = distil ? p + "attention.q_lin" : p + "attention.self.query";
+    const std::string k = distil ? p + "attention.k_lin" : p + "attention.self.key";
+    const std::string v = distil ? p + "attention.v_lin" : p + "attention.self.value";
+    lo.qkv_w = add(q + ".weight", {H, H}, true);
+    add(k + ".weight", {H, H}, true);
+    add(v + ".weight", {H, H}, true);
+    lo.qkv_b = add(q + ".bias", {H}, false);
+    add(k + ".bias", {H}, false);
+    add(v + ".bias", {H}, false);
+    const std::string ao = distil ? p + "attention.out_lin" : p + "attention.output.dense";
+    lo.attn_out_w = add(ao + ".weight", {H, H}, true);
+    lo.attn_out_b = add(ao + ".bias", {H}, false);
+    const std::string ln1 = distil ? p + "sa_layer_norm" : p + "attention.output.LayerNorm";
+    lo.ln1_w = add(ln1 + ".weight", {H}, false);
+    lo.ln1_b = add(ln1 + ".bias", {H}, false);
+    const std::string f1 = distil ? p + "ffn.lin1" : p + "intermediate.dense";
+    lo.ffn_in_w = add(f1 + ".weight", {I, H}, true);
+    lo.ffn_in_b = add(f1 + ".bias", {I}, false);
+    const std::string f2 = distil ? p + "ffn.lin2" : p + "output.dense";
+    lo.ffn_out_w = add(f2 + ".weight", {H, I}, true);
+    lo.ffn_out_b = add(f2 + ".bias", {H}, false);
+    const std::string ln2 = distil ? p + "output_layer_norm" : p + "output.LayerNorm";
+    lo.ln2_w = add(ln2 + ".weight", {H}, false);
+    lo.ln2_b = add(ln2 + ".bias", {H}, false);
+    lo.end = off;
+    lay.layers.push_back(lo);
+  }
+
+  lay.qa_begin = off;
+  lay.qa_w = add("qa_outputs.weight", {2, H}, true);
+  lay.qa_b = add("qa_outputs.bias", {2}, false);
+  lay.qa_end = off;
+  lay.total = off;
+  return lay;
+}
+
+}  // namespace ct::model

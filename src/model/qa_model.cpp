@@ -1,0 +1,511 @@
+#include "model/qa_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "kernels/cpu_features.h"
+#include "kernels/cross_entropy.h"
+#include "kernels/dropout.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/linear.h"
+
+namespace ct::model {
+
+namespace {
+
+// Activations of one encoder layer kept for backward. Matmul inputs (x, qkv, ctx, h1, act) are in the run
+// precision ("dt"); what f32 ops need in backward (layer-norm inputs, the pre-activation, probs) is f32.
+struct LayerActs {
+  char* x = nullptr;       // [N, H] layer input
+  char* qkv = nullptr;     // [N, 3H]
+  float* probs = nullptr;  // [B, NH, T, T] softmax before dropout
+  char* ctx = nullptr;     // [N, H]
+  float* res1 = nullptr;   // [N, H] attention output + residual (LN1 input)
+  float* mean1 = nullptr;
+  float* rstd1 = nullptr;
+  char* h1 = nullptr;      // [N, H] LN1 output
+  float* inter = nullptr;  // [N, I] pre-activation
+  char* act = nullptr;     // [N, I] activation output
+  float* res2 = nullptr;   // [N, H] FFN output + residual (LN2 input)
+  float* mean2 = nullptr;
+  float* rstd2 = nullptr;
+};
+
+void add_into(float* out, const float* a, const float* b, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+void copy_f32(float* dst, const float* src, int64_t n) {
+  if (dst != src) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
+void zero_f32(float* p, int64_t n) {
+  std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+void to_bf16(bf16* dst, const float* src, int64_t n) {
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t b = c * kChunk, e = std::min(n, b + kChunk);
+    f32_to_bf16(src + b, dst + b, e - b);
+  }
+}
+
+// out = dropout(inp) (out may alias inp) and its bf16 copy when out_b is set; p == 0 is a plain copy. The
+// same call on a gradient is the dropout backward.
+void apply_dropout(float* out, bf16* out_b, const float* inp, int64_t n, const kernels::DropoutSite& site) {
+  if (site.p > 0.0f) {
+    kernels::dropout_forward(out, out_b, inp, n, site);
+    return;
+  }
+  copy_f32(out, inp, n);
+  if (out_b) to_bf16(out_b, out, n);
+}
+
+}  // namespace
+
+struct QaModel::Buffers {
+  int64_t B = 0, T = 0;
+  int64_t bytes = 0;
+  std::vector<std::shared_ptr<void>> owners;
+  std::vector<LayerActs> layers;  // L + 1: entry L holds only x (the final hidden state)
+  float* emb_sum = nullptr;
+  float* emb_mean = nullptr;
+  float* emb_rstd = nullptr;
+  char* hq = nullptr;        // DistilBERT: final hidden after qa_dropout (dt)
+  float* logits = nullptr;   // [N, 2]
+  float* dlogits = nullptr;  // [N, 2]
+  bf16* dlogits_b = nullptr;
+  float* mask = nullptr;  // [B, T] 0/1
+  float lse_start_end[2] = {0, 0};
+  std::vector<float> lse_s, lse_e;
+  // Scratch shared by forward (as temporaries) and backward (as gradients).
+  float *dx = nullptr, *dres = nullptr, *dctx = nullptr, *dact = nullptr, *dinter = nullptr, *dqkv = nullptr;
+  bf16 *dres_b = nullptr, *dinter_b = nullptr, *dqkv_b = nullptr;
+
+  // What the last forward saw, for backward.
+  bool have_forward = false;
+  bool have_loss = false;
+  bool has_mask = false;
+  StepOptions opts;
+  std::vector<int32_t> ids, type_ids;
+  std::vector<int64_t> start_t, end_t;
+
+  template <class T>
+  T* alloc(int64_t n) {
+    auto p = aligned_alloc_shared(n * static_cast<int64_t>(sizeof(T)));
+    owners.push_back(p);
+    bytes += n * static_cast<int64_t>(sizeof(T));
+    return static_cast<T*>(p.get());
+  }
+  char* alloc_dt(int64_t n, DType dt) { return alloc<char>(n * dtype_size(dt)); }
+};
+
+QaModel::QaModel(const ModelConfig& config, Precision precision, float* grad_slab)
+    : config_(config), layout_(make_param_layout(config)), precision_(precision) {
+  if (precision_ == Precision::bf16 && !kernels::cpu_has_fast_bf16()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      log::warn("--bf16: this CPU has neither AVX512-BF16 nor AMX (oneDNN ISA ", kernels::cpu_isa_name(),
+                "); running f32 instead of emulating bf16 slowly");
+    });
+    precision_ = Precision::f32;
+  }
+  params_owner_ = aligned_alloc_shared(layout_.total * 4);
+  params_ = static_cast<float*>(params_owner_.get());
+  if (grad_slab) {
+    grads_ = grad_slab;
+  } else {
+    grads_owner_ = aligned_alloc_shared(layout_.total * 4);
+    grads_ = static_cast<float*>(grads_owner_.get());
+  }
+  if (precision_ == Precision::bf16) {
+    weights_bf16_owner_ = aligned_alloc_shared(layout_.total * 2);
+    weights_bf16_ = static_cast<bf16*>(weights_bf16_owner_.get());
+  }
+}
+
+QaModel::~QaModel() = default;
+
+float* QaModel::params_data() {
+  weights_dirty_ = true;
+  return params_;
+}
+
+void QaModel::init_weights(uint64_t seed) {
+  init_weights(seed, "");
+}
+
+void QaModel::init_weights(uint64_t seed, const std::string& prefix) {
+  const float stdev = static_cast<float>(config_.initializer_range);
+  uint64_t counter = 0;  // Generator words consumed so far: each normal() takes four
+  for (const ParamInfo& p : layout_.params) {
+    const bool is_ln =
+        p.name.find("LayerNorm") != std::string::npos || p.name.find("layer_norm") != std::string::npos;
+    const bool is_bias = p.name.size() >= 5 && p.name.compare(p.name.size() - 5, 5, ".bias") == 0;
+    const bool random = !is_ln && !is_bias;
+    const int64_t n = p.numel();
+    const bool selected = p.name.compare(0, prefix.size(), prefix) == 0;
+    if (selected) {
+      float* w = params_ + p.offset;
+      if (random) {
+        constexpr int64_t kChunk = 4096;
+        const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < chunks; ++c) {
+          Generator g(seed);
+          g.set_state({seed, counter + static_cast<uint64_t>(c * kChunk) * 4});
+          const int64_t e = std::min(n, (c + 1) * kChunk);
+          for (int64_t i = c * kChunk; i < e; ++i) w[i] = static_cast<float>(g.normal()) * stdev;
+        }
+        if (p.offset == layout_.word_emb) {
+          std::memset(w + config_.pad_token_id * config_.hidden_size, 0,
+                      static_cast<size_t>(config_.hidden_size) * sizeof(float));
+        }
+      } else {
+        const float v = (is_ln && !is_bias) ? 1.0f : 0.0f;
+        for (int64_t i = 0; i < n; ++i) w[i] = v;
+      }
+    }
+    if (random) counter += static_cast<uint64_t>(n) * 4;
+  }
+  weights_dirty_ = true;
+}
+
+const void* QaModel::weight(int64_t offset) const {
+  if (precision_ == Precision::bf16) return weights_bf16_ + offset;
+  return params_ + offset;
+}
+
+void QaModel::refresh_low_precision_weights() {
+  weights_dirty_ = false;
+  if (precision_ != Precision::bf16) return;
+  const int64_t H = config_.hidden_size, I = config_.intermediate_size;
+  auto conv = [&](int64_t off, int64_t n) { to_bf16(weights_bf16_ + off, params_ + off, n); };
+  for (const LayerOffsets& lo : layout_.layers) {
+    conv(lo.qkv_w, 3 * H * H);
+    conv(lo.attn_out_w, H * H);
+    conv(lo.ffn_in_w, I * H);
+    conv(lo.ffn_out_w, H * I);
+  }
+  conv(layout_.qa_w, 2 * H);
+}
+
+int64_t QaModel::activation_bytes() const {
+  return buf_ ? buf_->bytes : 0;
+}
+
+void QaModel::ensure_buffers(int64_t B, int64_t T) {
+  if (buf_ && buf_->B == B && buf_->T == T) return;
+  buf_.reset();  // free the old set first: peak memory is one set
+  auto b = std::make_unique<Buffers>();
+  b->B = B;
+  b->T = T;
+  const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
+  const int64_t N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
+  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  b->layers.resize(L + 1);
+  for (int64_t l = 0; l <= L; ++l) {
+    LayerActs& a = b->layers[l];
+    a.x = b->alloc_dt(N * H, dt);
+    if (l == L) break;
+    a.qkv = b->alloc_dt(N * 3 * H, dt);
+    a.probs = b->alloc<float>(B * NH * T * T);
+    a.ctx = b->alloc_dt(N * H, dt);
+    a.res1 = b->alloc<float>(N * H);
+    a.mean1 = b->alloc<float>(N);
+    a.rstd1 = b->alloc<float>(N);
+    a.h1 = b->alloc_dt(N * H, dt);
+    a.inter = b->alloc<float>(N * I);
+    a.act = b->alloc_dt(N * I, dt);
+    a.res2 = b->alloc<float>(N * H);
+    a.mean2 = b->alloc<float>(N);
+    a.rstd2 = b->alloc<float>(N);
+  }
+  b->emb_sum = b->alloc<float>(N * H);
+  b->emb_mean = b->alloc<float>(N);
+  b->emb_rstd = b->alloc<float>(N);
+  if (config_.is_distilbert()) b->hq = b->alloc_dt(N * H, dt);
+  b->logits = b->alloc<float>(N * 2);
+  b->dlogits = b->alloc<float>(N * 2);
+  b->dlogits_b = b->alloc<bf16>(N * 2);
+  b->mask = b->alloc<float>(N);
+  b->dx = b->alloc<float>(N * H);
+  b->dres = b->alloc<float>(N * H);
+  b->dctx = b->alloc<float>(N * H);
+  b->dact = b->alloc<float>(N * I);
+  b->dinter = b->alloc<float>(N * I);
+  b->dqkv = b->alloc<float>(N * 3 * H);
+  if (dt == DType::bf16) {
+    b->dres_b = b->alloc<bf16>(N * H);
+    b->dinter_b = b->alloc<bf16>(N * I);
+    b->dqkv_b = b->alloc<bf16>(N * 3 * H);
+  }
+  b->lse_s.resize(B);
+  b->lse_e.resize(B);
+  buf_ = std::move(b);
+}
+
+float QaModel::forward(const Batch& batch, const StepOptions& options, float* start_logits,
+                       float* end_logits) {
+  const int64_t B = batch.B, T = batch.T;
+  CT_CHECK(B > 0 && T > 0, "model forward: batch shape [", B, ", ", T, "] must be positive");
+  CT_CHECK(batch.input_ids != nullptr, "model forward: batch has no input_ids");
+  CT_CHECK(T <= config_.max_position_embeddings, "model forward: sequence length ", T,
+           " exceeds max_position_embeddings ", config_.max_position_embeddings);
+  CT_CHECK((batch.start_positions == nullptr) == (batch.end_positions == nullptr),
+           "model forward: start_positions and end_positions must be given together");
+  if (weights_dirty_) refresh_low_precision_weights();
+  ensure_buffers(B, T);
+  Buffers& bf = *buf_;
+  const bool distil = config_.is_distilbert();
+  const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
+  const bool lowp = dt == DType::bf16;
+  const int64_t esz = dtype_size(dt);
+  const int64_t N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
+  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  const float eps = static_cast<float>(config_.layer_norm_eps);
+  const kernels::Activation act = kernels::activation_from_name(config_.hidden_act);
+
+  bf.opts = options;
+  bf.have_forward = true;
+  bf.ids.assign(batch.input_ids, batch.input_ids + N);
+  if (!distil) {
+    if (batch.token_type_ids)
+      bf.type_ids.assign(batch.token_type_ids, batch.token_type_ids + N);
+    else
+      bf.type_ids.assign(N, 0);
+  }
+  bf.has_mask = batch.attention_mask != nullptr;
+  if (bf.has_mask) {
+    for (int64_t i = 0; i < N; ++i) {
+      const int32_t m = batch.attention_mask[i];
+      CT_CHECK(m == 0 || m == 1, "model forward: attention_mask[", i / T, ", ", i % T, "] is ", m,
+               ", expected 0 or 1");
+      bf.mask[i] = static_cast<float>(m);
+    }
+  }
+  const float* mask = bf.has_mask ? bf.mask : nullptr;
+
+  auto site = [&](double p, uint64_t id) {
+    kernels::DropoutSite s;
+    s.p = options.train ? static_cast<float>(p) : 0.0f;
+    s.seed = options.seed;
+    s.stream = options.step;
+    s.offset = id << 40;
+    return s;
+  };
+  const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
+  const float* P = params_;
+  // f32 hidden state entering layer l: stored in f32 mode, a scratch in bf16 mode (backward needs only dt).
+  auto xf = [&](int64_t l) { return lowp ? bf.dx : reinterpret_cast<float*>(bf.layers[l].x); };
+  auto as_bf = [&](char* p) { return lowp ? reinterpret_cast<bf16*>(p) : nullptr; };
+
+  // Embeddings -> LayerNorm -> dropout.
+  kernels::embedding_forward(bf.emb_sum, bf.ids.data(), distil ? nullptr : bf.type_ids.data(),
+                             P + layout_.word_emb, P + layout_.pos_emb,
+                             distil ? nullptr : P + layout_.type_emb, B, T, H, config_.vocab_size,
+                             config_.max_position_embeddings, distil ? 0 : config_.type_vocab_size);
+  kernels::layernorm_forward(xf(0), nullptr, bf.emb_mean, bf.emb_rstd, bf.emb_sum, P + layout_.emb_ln_w,
+                             P + layout_.emb_ln_b, N, H, eps);
+  apply_dropout(xf(0), as_bf(bf.layers[0].x), xf(0), N * H, site(p_hidden, 0));
+
+  for (int64_t l = 0; l < L; ++l) {
+    const LayerOffsets& lo = layout_.layers[l];
+    LayerActs& a = bf.layers[l];
+    float* tmp = bf.dres;
+    float* h1f = lowp ? bf.dctx : reinterpret_cast<float*>(a.h1);
+    const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
+
+    kernels::linear_forward(a.qkv, dt, a.x, weight(lo.qkv_w), P + lo.qkv_b, N, H, 3 * H, dt);
+    kernels::AttentionDims dims;
+    dims.B = B;
+    dims.T = T;
+    dims.NH = NH;
+    dims.HS = H / NH;
+    dims.ld_qkv = 3 * H;
+    kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
+                               site(p_attn, sid));
+    kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
+    if (!distil) apply_dropout(tmp, nullptr, tmp, N * H, site(p_hidden, sid + 1));
+    add_into(a.res1, tmp, xf(l), N * H);
+    kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
+                               eps);
+
+    kernels::linear_forward(a.inter, DType::f32, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
+    kernels::activation_forward(lowp ? bf.dinter : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
+                                N * I, act);
+    kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
+    apply_dropout(tmp, nullptr, tmp, N * H, site(p_hidden, sid + 2));
+    add_into(a.res2, tmp, h1f, N * H);
+    kernels::layernorm_forward(xf(l + 1), as_bf(bf.layers[l + 1].x), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
+                               P + lo.ln2_b, N, H, eps);
+  }
+
+  // QA head (DistilBERT drops out the final hidden state first).
+  const char* hq = bf.layers[L].x;
+  if (distil) {
+    float* out = lowp ? bf.dres : reinterpret_cast<float*>(bf.hq);
+    apply_dropout(out, as_bf(bf.hq), xf(L), N * H,
+                  site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
+    hq = bf.hq;
+  }
+  kernels::linear_forward(bf.logits, DType::f32, hq, weight(layout_.qa_w), P + layout_.qa_b, N, H, 2, dt);
+  for (int64_t i = 0; i < N; ++i) {
+    if (start_logits) start_logits[i] = bf.logits[2 * i];
+    if (end_logits) end_logits[i] = bf.logits[2 * i + 1];
+  }
+
+  bf.have_loss = batch.start_positions != nullptr;
+  if (!bf.have_loss) return std::numeric_limits<float>::quiet_NaN();
+  // HF: positions outside the window clamp to T, which is the ignored index.
+  bf.start_t.resize(B);
+  bf.end_t.resize(B);
+  for (int64_t b = 0; b < B; ++b) {
+    bf.start_t[b] = std::clamp<int64_t>(batch.start_positions[b], 0, T);
+    bf.end_t[b] = std::clamp<int64_t>(batch.end_positions[b], 0, T);
+  }
+  const float ls =
+      kernels::cross_entropy_forward(bf.lse_s.data(), bf.logits, bf.start_t.data(), B, T, 2 * T, 2, T);
+  const float le =
+      kernels::cross_entropy_forward(bf.lse_e.data(), bf.logits + 1, bf.end_t.data(), B, T, 2 * T, 2, T);
+  return 0.5f * (ls + le);
+}
+
+void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
+  CT_CHECK(buf_ && buf_->have_forward, "model backward: no forward pass to differentiate");
+  CT_CHECK(buf_->have_loss,
+           "model backward: the last forward had no start/end positions, so there is no loss");
+  Buffers& bf = *buf_;
+  const bool distil = config_.is_distilbert();
+  const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
+  const bool lowp = dt == DType::bf16;
+  const int64_t esz = dtype_size(dt);
+  const int64_t B = bf.B, T = bf.T, N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
+  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  const kernels::Activation act = kernels::activation_from_name(config_.hidden_act);
+  const StepOptions& options = bf.opts;
+  auto site = [&](double p, uint64_t id) {
+    kernels::DropoutSite s;
+    s.p = options.train ? static_cast<float>(p) : 0.0f;
+    s.seed = options.seed;
+    s.stream = options.step;
+    s.offset = id << 40;
+    return s;
+  };
+  const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
+  const float* P = params_;
+  float* G = grads_;
+  auto prepare = [&](int64_t begin, int64_t end) {
+    if (!accumulate) zero_f32(G + begin, end - begin);
+  };
+  // Parameters starting in [begin, end) are final: report them highest offset first.
+  auto report = [&](int64_t begin, int64_t end) {
+    if (!on_ready) return;
+    for (int64_t i = static_cast<int64_t>(layout_.params.size()) - 1; i >= 0; --i) {
+      const ParamInfo& p = layout_.params[i];
+      if (p.offset >= begin && p.offset < end) on_ready(p.offset, p.numel());
+    }
+  };
+  // The matmul operand for a gradient: its bf16 copy in bf16 mode.
+  auto mm = [&](const float* f, const bf16* b) -> const void* {
+    return lowp ? static_cast<const void*>(b) : f;
+  };
+
+  // QA head.
+  prepare(layout_.qa_begin, layout_.qa_end);
+  zero_f32(bf.dlogits, N * 2);
+  kernels::cross_entropy_backward(bf.dlogits, bf.logits, bf.lse_s.data(), bf.start_t.data(), B, T, 2 * T, 2,
+                                  T, 0.5f * loss_scale);
+  kernels::cross_entropy_backward(bf.dlogits + 1, bf.logits + 1, bf.lse_e.data(), bf.end_t.data(), B, T,
+                                  2 * T, 2, T, 0.5f * loss_scale);
+  if (lowp) to_bf16(bf.dlogits_b, bf.dlogits, N * 2);
+  float* dh = distil ? bf.dres : bf.dx;
+  zero_f32(dh, N * H);
+  kernels::linear_backward(dh, G + layout_.qa_w, G + layout_.qa_b, bf.dlogits, mm(bf.dlogits, bf.dlogits_b),
+                           distil ? bf.hq : bf.layers[L].x, weight(layout_.qa_w), N, H, 2, dt);
+  report(layout_.qa_begin, layout_.qa_end);
+  if (distil)
+    apply_dropout(bf.dx, nullptr, bf.dres, N * H, site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
+
+  // Encoder layers, last first. bf.dx holds the gradient of the layer's output on entry, of its input on
+  // exit.
+  for (int64_t l = L - 1; l >= 0; --l) {
+    const LayerOffsets& lo = layout_.layers[l];
+    const LayerActs& a = bf.layers[l];
+    const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
+    prepare(lo.begin, lo.end);
+
+    zero_f32(bf.dres, N * H);
+    kernels::layernorm_backward(bf.dres, G + lo.ln2_w, G + lo.ln2_b, bf.dx, a.res2, P + lo.ln2_w, a.mean2,
+                                a.rstd2, N, H);
+    report(lo.ln2_w, lo.end);
+    copy_f32(bf.dx, bf.dres, N * H);  // residual branch into h1
+    apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 2));
+    zero_f32(bf.dact, N * I);
+    kernels::linear_backward(bf.dact, G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b),
+                             a.act, weight(lo.ffn_out_w), N, I, H, dt);
+    report(lo.ffn_out_w, lo.ln2_w);
+    zero_f32(bf.dinter, N * I);
+    kernels::activation_backward(bf.dinter, bf.dact, a.inter, N * I, act);
+    if (lowp) to_bf16(bf.dinter_b, bf.dinter, N * I);
+    kernels::linear_backward(bf.dx, G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b),
+                             a.h1, weight(lo.ffn_in_w), N, H, I, dt);
+    report(lo.ffn_in_w, lo.ffn_out_w);
+
+    zero_f32(bf.dres, N * H);
+    kernels::layernorm_backward(bf.dres, G + lo.ln1_w, G + lo.ln1_b, bf.dx, a.res1, P + lo.ln1_w, a.mean1,
+                                a.rstd1, N, H);
+    report(lo.ln1_w, lo.ffn_in_w);
+    copy_f32(bf.dx, bf.dres, N * H);  // residual branch into the layer input
+    if (!distil)
+      apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 1));
+    else if (lowp)
+      to_bf16(bf.dres_b, bf.dres, N * H);
+    zero_f32(bf.dctx, N * H);
+    kernels::linear_backward(bf.dctx, G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b),
+                             a.ctx, weight(lo.attn_out_w), N, H, H, dt);
+    report(lo.attn_out_w, lo.ln1_w);
+
+    zero_f32(bf.dqkv, N * 3 * H);
+    kernels::AttentionDims dims;
+    dims.B = B;
+    dims.T = T;
+    dims.NH = NH;
+    dims.HS = H / NH;
+    dims.ld_qkv = 3 * H;
+    kernels::attention_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
+                                a.qkv + 2 * H * esz, a.probs, dims, dt, site(p_attn, sid));
+    if (lowp) to_bf16(bf.dqkv_b, bf.dqkv, N * 3 * H);
+    kernels::linear_backward(bf.dx, G + lo.qkv_w, G + lo.qkv_b, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x,
+                             weight(lo.qkv_w), N, H, 3 * H, dt);
+    report(lo.qkv_w, lo.attn_out_w);
+  }
+
+  // Embeddings.
+  prepare(layout_.emb_begin, layout_.emb_end);
+  apply_dropout(bf.dx, nullptr, bf.dx, N * H, site(p_hidden, 0));
+  zero_f32(bf.dres, N * H);
+  kernels::layernorm_backward(bf.dres, G + layout_.emb_ln_w, G + layout_.emb_ln_b, bf.dx, bf.emb_sum,
+                              P + layout_.emb_ln_w, bf.emb_mean, bf.emb_rstd, N, H);
+  report(layout_.emb_ln_w, layout_.emb_end);
+  kernels::embedding_backward(G + layout_.word_emb, G + layout_.pos_emb,
+                              distil ? nullptr : G + layout_.type_emb, bf.dres, bf.ids.data(),
+                              distil ? nullptr : bf.type_ids.data(), B, T, H);
+  // nn.Embedding(padding_idx=pad_token_id) never accumulates into the padding row.
+  zero_f32(G + layout_.word_emb + config_.pad_token_id * H, H);
+  report(layout_.emb_begin, layout_.emb_ln_w);
+}
+
+}  // namespace ct::model

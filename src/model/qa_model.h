@@ -1,0 +1,107 @@
+// BertForQuestionAnswering / DistilBertForQuestionAnswering as HF computes them (post-LN encoder, exact GELU,
+// additive attention mask, span head, mean of start/end cross-entropy), forward and backward over one f32
+// parameter slab and one f32 gradient slab of the same layout (ParamLayout). Tensors are views into the
+// slabs.
+//
+// bf16 mode is torch.autocast("cpu", bfloat16) in spirit: every matmul takes bf16 operands and accumulates in
+// f32 (bf16 copies of the linear weights are refreshed once per weight update), master weights, gradients,
+// layer norm, softmax and the loss stay f32. Without AVX512-BF16/AMX it warns once and runs f32.
+//
+// Dropout is a pure function of (seed, step, site), so any step can be replayed exactly; backward recomputes
+// the masks instead of storing them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/bf16.h"
+#include "core/tensor.h"
+#include "model/config.h"
+#include "model/param_info.h"
+#include "model/param_layout.h"
+
+namespace ct::model {
+
+enum class Precision { f32, bf16 };
+
+// One batch of features, row-major [B, T]. Pointers are borrowed for the duration of forward/backward.
+struct Batch {
+  int64_t B = 0, T = 0;
+  const int32_t* input_ids = nullptr;
+  const int32_t* token_type_ids = nullptr;   // optional (BERT: zeros when null; DistilBERT: ignored)
+  const int32_t* attention_mask = nullptr;   // optional 0/1 (null: attend everywhere)
+  const int32_t* start_positions = nullptr;  // [B], optional; outside [0, T) means "ignored" as in HF
+  const int32_t* end_positions = nullptr;    // [B], optional (both or neither)
+};
+
+struct StepOptions {
+  bool train = false;  // dropout on (and activations kept for backward either way)
+  uint64_t seed = 42;  // dropout key: (seed, step, site)
+  uint64_t step = 0;
+};
+
+// Called once per parameter as its gradient becomes final during backward, in descending slab offset order:
+// (offset, count) of the parameter in the gradient slab.
+using GradReadyFn = std::function<void(int64_t offset, int64_t count)>;
+
+class QaModel {
+ public:
+  // grad_slab: caller-owned gradient storage of params().size() floats (e.g. shared memory for DDP) or null
+  // to own one. Parameters start zeroed: call init_weights() or load weights into params_data().
+  QaModel(const ModelConfig& config, Precision precision, float* grad_slab = nullptr);
+  ~QaModel();
+  QaModel(const QaModel&) = delete;
+  QaModel& operator=(const QaModel&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const ParamLayout& layout() const { return layout_; }
+  const std::vector<ParamInfo>& params() const { return layout_.params; }
+  int64_t num_params() const { return layout_.total; }
+  // The precision actually run (bf16 requested on a CPU without fast bf16 runs f32).
+  Precision precision() const { return precision_; }
+
+  // Writable access marks the weights changed (bf16 copies refresh on the next forward).
+  float* params_data();
+  const float* params_data() const { return params_; }
+  float* grads_data() { return grads_; }
+  const float* grads_data() const { return grads_; }
+  // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
+  void mark_weights_changed() { weights_dirty_ = true; }
+
+  // HF _init_weights from ct::Generator(seed): N(0, initializer_range) for Linear and Embedding weights
+  // (padding row zeroed), zero biases, LayerNorm weight 1 / bias 0. Same values for any thread count.
+  void init_weights(uint64_t seed);
+  // Re-initializes just the parameters whose names start with `prefix` (e.g. a fresh "qa_outputs." head).
+  void init_weights(uint64_t seed, const std::string& prefix);
+
+  // Runs the model; writes start/end logits [B, T] (either may be null) and returns HF's QA loss, or NaN when
+  // the batch has no positions. Activations are kept for backward().
+  float forward(const Batch& batch, const StepOptions& options, float* start_logits, float* end_logits);
+
+  // Backward of the last forward's loss times loss_scale. accumulate=false overwrites the gradient slab,
+  // true adds to it (gradient accumulation). on_ready fires per parameter as its gradient is final.
+  void backward(const GradReadyFn& on_ready = {}, float loss_scale = 1.0f, bool accumulate = false);
+
+  // Bytes held for activations and scratch at the current batch shape (for logs and the bench).
+  int64_t activation_bytes() const;
+
+ private:
+  struct Buffers;
+  void ensure_buffers(int64_t B, int64_t T);
+  void refresh_low_precision_weights();
+  const void* weight(int64_t offset) const;  // matmul operand of the run precision
+
+  ModelConfig config_;
+  ParamLayout layout_;
+  Precision precision_;
+  std::shared_ptr<void> params_owner_, grads_owner_, weights_bf16_owner_;
+  float* params_ = nullptr;
+  float* grads_ = nullptr;
+  bf16* weights_bf16_ = nullptr;
+  bool weights_dirty_ = true;
+  std::unique_ptr<Buffers> buf_;
+};
+
+}  // namespace ct::model
