@@ -121,6 +121,10 @@ class Communicator {
 
 // The communicator the launch environment describes (mpirun, torchrun-style env, or a single process).
 std::unique_ptr<Communicator> make_communicator(const CommOptions& opts = {});
+// Over an explicit bootstrap (tests: threads as ranks over an in-memory store).
+class Bootstrap;
+std::unique_ptr<Communicator> make_communicator(std::shared_ptr<Bootstrap> boot,
+                                                const CommOptions& opts = {});
 
 // CORETRAIN_COMM_TIMEOUT (seconds, default 300) as a duration; throws on a malformed value.
 Timeout default_timeout();
