@@ -1,0 +1,45 @@
+// The built-in demo's data: seeded, templated factual paragraphs in SQuAD form. Each paragraph describes a
+// few people; every person gets several facts (birth city, home city, birth year, year they started working,
+// profession, employer, favorite color, car color, number of cats, number of books), each told by one of
+// several sentence templates, all sentences shuffled. Facts of the same entity type appear for several people
+// (answer by the name) and for the same person under different relations (answer by the question's wording),
+// so neither a position nor a type guess answers a question. Train and held-out sets use disjoint paragraphs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/squad.h"
+
+namespace ct::data {
+
+struct DemoOptions {
+  uint64_t seed = 42;
+  int64_t train_paragraphs = 2000;
+  int64_t eval_paragraphs = 200;
+  int64_t min_people = 2;  // per paragraph
+  int64_t max_people = 3;
+  int64_t min_facts = 2;  // per person
+  int64_t max_facts = 4;
+  int64_t questions_per_paragraph = 4;
+};
+
+struct DemoData {
+  std::vector<Example> train;
+  std::vector<Example> eval;
+};
+
+// Throws ct::Error on options out of range (naming the option).
+DemoData generate_demo_data(const DemoOptions& options);
+
+// Whole-word vocabulary of the texts as an uncased BERT tokenizer splits and normalizes them (whitespace and
+// punctuation split, accents stripped, lower-cased), after [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, sorted.
+std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples);
+
+// SQuAD v1.1 nested JSON (v2's is_impossible written when any example has it); consecutive examples sharing a
+// context form one paragraph, consecutive paragraphs sharing a title one article. Written atomically.
+std::string squad_json(const std::vector<Example>& examples);
+void write_squad_json(const std::vector<Example>& examples, const std::string& path);
+
+}  // namespace ct::data

@@ -1,0 +1,103 @@
+// QA features as HF run_qa's prepare_train_features / prepare_validation_features make them with a fast
+// tokenizer: [CLS] question [SEP] context-window [SEP], only the context truncated, windows of the context
+// budget (max_seq_length - question tokens - 3) starting every budget - doc_stride tokens (doc_stride is the
+// OVERLAP, HF tokenizers' semantics), start/end token labels (first answer; [CLS] = 0 when the answer is not
+// fully inside the window), and per-token context offsets for post-processing.
+//
+// Storage is compact: each example's question and context are tokenized once, and a feature is a window into
+// them; rows of ids/type ids/mask are materialized per batch by collate().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "data/squad.h"
+#include "text/tokenizer.h"
+
+namespace ct::data {
+
+struct FeatureOptions {
+  int64_t max_seq_length = 384;
+  int64_t doc_stride = 128;
+  bool pad_to_max_length = true;   // false: pad each batch to its longest feature (DataCollatorWithPadding)
+  int64_t pad_to_multiple_of = 0;  // dynamic padding only; 0 = none
+};
+
+// Byte span [begin, end) in an example's context.
+struct Span {
+  int32_t begin = 0;
+  int32_t end = 0;
+  bool operator==(const Span&) const = default;
+};
+
+struct TokenizedExample {
+  std::vector<int32_t> question_ids;
+  std::vector<int32_t> context_ids;
+  std::vector<Span> context_offsets;
+};
+
+struct Feature {
+  int64_t example_index = 0;
+  int32_t context_begin = 0;   // first window token, as an index into the example's context tokens
+  int32_t context_len = 0;     // context tokens in the window
+  int32_t start_position = 0;  // label: token index in this feature's sequence ([CLS] = 0 when not inside)
+  int32_t end_position = 0;
+};
+
+// One batch of rows, row-major [batch_size, seq_len].
+struct Batch {
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  std::vector<int32_t> input_ids;
+  std::vector<int32_t> token_type_ids;
+  std::vector<int32_t> attention_mask;
+  std::vector<int64_t> start_positions;
+  std::vector<int64_t> end_positions;
+  std::vector<int64_t> feature_indices;
+};
+
+class FeatureSet {
+ public:
+  // Tokenizes every example (in parallel) and cuts its windows. Throws ct::Error naming --max_seq_length or
+  // --doc_stride and the example id when a question leaves no room for the context, or the overlap is not
+  // smaller than the context budget (HF's tokenizers reject both).
+  static FeatureSet build(const std::vector<Example>& examples, const text::Tokenizer& tokenizer,
+                          FeatureOptions options);
+
+  int64_t size() const { return static_cast<int64_t>(features_.size()); }
+  const Feature& operator[](int64_t i) const { return features_[static_cast<size_t>(i)]; }
+  const std::vector<Feature>& features() const { return features_; }
+  const TokenizedExample& tokenized(int64_t example_index) const {
+    return examples_[static_cast<size_t>(example_index)];
+  }
+  const FeatureOptions& options() const { return options_; }
+
+  // Unpadded length of feature i: question + window + 3 special tokens.
+  int64_t length(int64_t i) const;
+  // Index of the first context token in feature i's sequence (question tokens + 2).
+  int64_t context_start(int64_t i) const;
+  // Byte span in the example's context of token t of feature i; nullopt for [CLS]/question/[SEP]/padding
+  // (HF's offset_mapping None).
+  std::optional<Span> offset(int64_t i, int64_t t) const;
+  // Token ids of feature i, unpadded.
+  std::vector<int32_t> input_ids(int64_t i) const;
+
+  // max_train_samples / max_eval_samples after feature creation: keep the first n features.
+  void keep_first(int64_t n);
+
+  // Rows for `indices` (feature indices), padded to max_seq_length or to the longest row (dynamic padding).
+  Batch collate(std::span<const int64_t> indices) const;
+
+ private:
+  std::vector<TokenizedExample> examples_;
+  std::vector<Feature> features_;
+  FeatureOptions options_;
+  int32_t cls_id_ = 0, sep_id_ = 0, pad_id_ = 0;
+};
+
+// HF's question.lstrip(): drops leading Unicode whitespace (Python str.isspace).
+std::string_view lstrip_unicode(std::string_view s);
+
+}  // namespace ct::data
