@@ -16,6 +16,7 @@
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 #include <algorithm>
@@ -60,7 +61,33 @@ long ms_since(Clock::time_point t0) {
 // Slot prefix for our own point-to-point traffic; Gloo's built-in collectives use small prefixes.
 constexpr uint8_t kRingSlotPrefix = 0x7c;
 
+class GlooStore final : public gloo::rendezvous::Store {
+ public:
+  GlooStore(std::shared_ptr<ct::comm::Store> store, Transport::Timeout timeout)
+      : store_(std::move(store)), timeout_(timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_->set(key, ct::comm::Store::Bytes(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    auto v = store_->get(key, timeout_);
+    return std::vector<char>(v.begin(), v.end());
+  }
+  void wait(const std::vector<std::string>& keys) override { store_->wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    store_->wait(keys, timeout);
+  }
+
+ private:
+  std::shared_ptr<ct::comm::Store> store_;
+  Transport::Timeout timeout_;
+};
+
 }  // namespace
+
+std::unique_ptr<gloo::rendezvous::Store> make_gloo_store(std::shared_ptr<Store> store,
+                                                         Transport::Timeout timeout) {
+  return std::make_unique<GlooStore>(std::move(store), timeout);
+}
 
 std::string local_address_toward(const std::string& host) {
   addrinfo hints{};

@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
+#include "comm/store.h"
 #include "comm/transport.h"
+
+#include <gloo/rendezvous/store.h>
 
 namespace gloo {
 class Context;
-namespace rendezvous {
-class Store;
-}
 namespace transport {
 class Device;
 }
@@ -56,6 +56,11 @@ class GlooTransport final : public Transport {
   std::shared_ptr<gloo::Context> context_;
   uint32_t tag_ = 0;
 };
+
+// Gloo's rendezvous interface over our Store (TCP or memory), so the job's key-value store also connects
+// Gloo. Gloo's untimed waits use `timeout`. Keep `store` alive as long as the adapter.
+std::unique_ptr<gloo::rendezvous::Store> make_gloo_store(std::shared_ptr<Store> store,
+                                                         Transport::Timeout timeout);
 
 // The local IPv4 address the kernel would use to reach host (a UDP connect, no packet sent): how a member
 // picks the interface facing the store host when every "node" has its own network (namespaces, real hosts).

@@ -277,3 +277,25 @@ TEST(LocalAddressToward, LoopbackAndBadHost) {
 
 }  // namespace
 }  // namespace ct::comm
+
+namespace ct::comm {
+namespace {
+
+TEST(GlooStoreAdapter, ConnectsThroughOurMemoryStore) {
+  auto ours = make_memory_store();
+  auto gstore = make_gloo_store(ours, std::chrono::milliseconds(10000));
+  std::vector<float> results(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      GlooTransport t(*gstore, "adapter", {0, 1, 2}, i);
+      float x = static_cast<float>(i + 1);
+      t.allreduce(&x, 1, WireReduce::kSum, std::chrono::milliseconds(10000));
+      results[static_cast<size_t>(i)] = x;
+    });
+  for (auto& t : threads) t.join();
+  for (float r : results) EXPECT_EQ(r, 6.f);
+}
+
+}  // namespace
+}  // namespace ct::comm
