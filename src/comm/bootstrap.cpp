@@ -241,7 +241,7 @@ void Bootstrap::meet(Store::Timeout timeout) {
     std::string missing;
     int n = 0;
     for (int r = 0; r < info_.size; ++r)
-      if (!store_->check({keys[r]})) missing += (n++ ? "," : "") + std::to_string(r);
+      if (!store_->check({keys[r]})) missing += str(n++ ? "," : "", r);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     mark_comm_failed();
     fail("bootstrap: timed out after ", ms.count(), " ms waiting for rank(s) ", missing, " of ", info_.size,

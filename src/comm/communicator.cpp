@@ -348,7 +348,7 @@ CommImpl::CommImpl(std::shared_ptr<Bootstrap> boot, const CommOptions& opts)
         } else {
           if (!gloo_store_) gloo_store_ = make_gloo_store(boot_->store(), timeout_);
           GlooTransportOptions go;
-          go.hostname = local_address_toward(in.master_addr);
+          go.hostname = in.master_addr.empty() ? std::string("127.0.0.1") : local_address_toward(in.master_addr);
           go.connect_timeout = timeout_;
           std::string prefix = backend_ == Backend::ccl ? str("xport/lane", w, "/local", in.local_rank)
                                                         : str("xport/lane", w, "/world");

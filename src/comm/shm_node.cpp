@@ -169,7 +169,7 @@ ShmNode::ShmNode(const ShmNodeConfig& config) : config_(config) {
       std::string missing;
       for (int r = 0; r < n; ++r)
         if (info[r].pid.load() == 0)
-          missing += (missing.empty() ? "" : ",") + std::to_string(config_.first_rank + r);
+          missing += str(missing.empty() ? "" : ",", config_.first_rank + r);
       mark_comm_failed();
       fail("shm: timed out after ", seconds_since(start), " s waiting for rank(s) ", missing,
            " to attach to node ", config_.node, "'s segment /dev/shm", config_.name);
