@@ -1,0 +1,157 @@
+// HF checkpoint <-> parameter slab, with transformers' from_pretrained name rules.
+#include "model/checkpoint.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "model/safetensors.h"
+
+namespace ct::model {
+
+namespace {
+
+// base_model_prefix of the architectures we build (BertPreTrainedModel, DistilBertPreTrainedModel).
+const char* const kBasePrefixes[] = {"bert.", "distilbert."};
+
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+bool ends_with(const std::string& s, const std::string& p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+// transformers renames gamma/beta only on LayerNorm keys (PR #35615); other modules may own real "gamma"s.
+std::string fix_layer_norm_name(const std::string& key) {
+  if (ends_with(key, "LayerNorm.gamma")) return key.substr(0, key.size() - 5) + "weight";
+  if (ends_with(key, "LayerNorm.beta")) return key.substr(0, key.size() - 4) + "bias";
+  return key;
+}
+
+std::string join_some(const std::vector<std::string>& names, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < max; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > max) out += str(", ... (", names.size() - max, " more)");
+  return out;
+}
+
+}  // namespace
+
+LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  LoadReport report;
+  report.source = path;
+
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < params.size(); ++i)
+    CT_CHECK(by_name.emplace(params[i].name, i).second, "load_hf_weights: duplicate parameter name \"",
+             params[i].name, "\"");
+
+  // HF base_model_prefix logic: a task model (params "bert.*" + head) loading a base-model file (no prefix)
+  // adds the prefix; a base model (no prefix) loading a task-model file strips it.
+  std::string model_prefix;
+  for (const char* p : kBasePrefixes)
+    for (const auto& info : params)
+      if (starts_with(info.name, p)) model_prefix = p;
+  bool file_has_prefix = false;
+  if (!model_prefix.empty())
+    for (const auto& t : file.tensors())
+      if (starts_with(t.name, model_prefix)) file_has_prefix = true;
+
+  std::map<size_t, std::string> source_of;  // param index -> file tensor name
+  std::vector<std::pair<const SafetensorInfo*, const ParamInfo*>> copies;
+  for (const auto& t : file.tensors()) {
+    const std::string fixed = fix_layer_norm_name(t.name);
+    std::vector<std::string> candidates = {fixed};
+    if (!model_prefix.empty() && !file_has_prefix)
+      candidates.insert(candidates.begin(), model_prefix + fixed);
+    if (model_prefix.empty())
+      for (const char* p : kBasePrefixes)
+        if (starts_with(fixed, p)) candidates.push_back(fixed.substr(std::string(p).size()));
+    auto it = by_name.end();
+    for (const auto& c : candidates)
+      if ((it = by_name.find(c)) != by_name.end()) break;
+    if (it == by_name.end()) {
+      report.unexpected.push_back(t.name);
+      continue;
+    }
+    const ParamInfo& p = params[it->second];
+    auto [prev, fresh] = source_of.emplace(it->second, t.name);
+    if (!fresh)
+      fail(path, ": tensors \"", prev->second, "\" and \"", t.name, "\" both map to parameter \"", p.name,
+           "\"");
+    if (t.shape != p.shape)
+      fail(path, ": tensor \"", t.name, "\" has shape ", shape_str(t.shape), ", the model",
+           p.name == t.name ? std::string() : str(" parameter \"", p.name, "\""), " expects ",
+           shape_str(p.shape), " (config and weights disagree)");
+    if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
+      fail(path, ": tensor \"", t.name, "\" has dtype ", t.dtype, ", expected F32, BF16 or F16");
+    if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
+    copies.emplace_back(&t, &p);
+  }
+  // Only once every tensor is known good, so a failed load leaves the slab as it was.
+  for (const auto& [t, p] : copies) file.read_f32(*t, slab + p->offset);
+  for (size_t i = 0; i < params.size(); ++i)
+    (source_of.count(i) ? report.loaded : report.missing).push_back(params[i].name);
+  return report;
+}
+
+std::vector<std::string> check_missing(const LoadReport& report, const std::string& head_prefix) {
+  std::vector<std::string> head, other;
+  for (const auto& n : report.missing) (starts_with(n, head_prefix) ? head : other).push_back(n);
+  if (!other.empty()) {
+    const bool none_of_body =
+        std::none_of(report.loaded.begin(), report.loaded.end(),
+                     [&](const std::string& n) { return !starts_with(n, head_prefix); });
+    fail(report.source, ": missing ", other.size(), " of ", report.loaded.size() + report.missing.size(),
+         " model parameters (", join_some(other, 3), ")",
+         none_of_body ? "; no encoder tensor matched: is it a checkpoint of another model_type?" : "");
+  }
+  if (!report.unexpected.empty())
+    log::warn("Some weights of the checkpoint at ", report.source, " were not used (",
+              report.unexpected.size(), "): ", join_some(report.unexpected, 8));
+  if (!report.renamed.empty())
+    log::info("Renamed ", report.renamed.size(), " LayerNorm gamma/beta tensors of ", report.source,
+              " to weight/bias");
+  if (!head.empty())
+    log::warn("Some weights were not initialized from the checkpoint at ", report.source,
+              " and are newly initialized: ", join_some(head, 8),
+              "; you should probably TRAIN this model on a down-stream task");
+  return head;
+}
+
+std::string find_weights_file(const std::string& model_dir) {
+  namespace stdfs = std::filesystem;
+  std::error_code ec;
+  const stdfs::path p(model_dir);
+  if (!stdfs::exists(p, ec)) fail(model_dir, ": no such model file or folder");
+  const char* const kOnlySafetensors =
+      "coretrain reads safetensors only; re-save it with save_pretrained(..., safe_serialization=True)";
+  if (!stdfs::is_directory(p, ec)) {
+    const std::string ext = p.extension().string();
+    if (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".h5" || ext == ".msgpack")
+      fail(model_dir, ": is not a safetensors file; ", kOnlySafetensors);
+    return model_dir;
+  }
+  if (stdfs::is_regular_file(p / "model.safetensors", ec)) return (p / "model.safetensors").string();
+  if (stdfs::exists(p / "model.safetensors.index.json", ec))
+    fail(model_dir,
+         ": holds a sharded checkpoint (model.safetensors.index.json); only a single model.safetensors is",
+         " supported");
+  for (const char* other :
+       {"pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"})
+    if (stdfs::exists(p / other, ec))
+      fail(model_dir, ": has ", other, " but no model.safetensors; ", kOnlySafetensors);
+  fail(model_dir, ": no model.safetensors in this folder");
+}
+
+void save_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, const float* slab) {
+  std::vector<SafetensorWrite> tensors;
+  tensors.reserve(params.size());
+  for (const auto& p : params) tensors.push_back({p.name, "F32", p.shape, slab + p.offset});
+  write_safetensors(path, std::move(tensors), {{"format", "pt"}}, /*sort_by_name=*/true);
+}
+
+}  // namespace ct::model
