@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "train/demo.h"
 
 namespace ct::train {
 namespace {
@@ -122,8 +123,9 @@ class FlagTable {
     add("push_to_hub", &t.push_to_hub, "not supported");
     // coretrain's own
     add("demo", &c.demo, "coretrain: built-in demo (generated data, small BERT from random init)");
-    add("demo_train_examples", &c.demo_train_examples, "coretrain: demo training examples (0: default)");
-    add("demo_eval_examples", &c.demo_eval_examples, "coretrain: demo held-out examples (0: default)");
+    add("demo_train_paragraphs", &c.demo_train_paragraphs,
+        "coretrain: demo training paragraphs (0: default)");
+    add("demo_eval_paragraphs", &c.demo_eval_paragraphs, "coretrain: demo held-out paragraphs (0: default)");
     add("dump_eval_features", &c.dump_eval_features, "coretrain debug: write eval features' inputs to FILE");
   }
 
@@ -365,8 +367,8 @@ void validate(QaArguments& a) {
   check(t.ddp_timeout > 0, "ddp_timeout", ct::str("must be > 0, got ", t.ddp_timeout));
   check(!t.load_best_model_at_end, "load_best_model_at_end", "not supported by coretrain");
   check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
-  check(c.demo_train_examples >= 0, "demo_train_examples", "must be >= 0");
-  check(c.demo_eval_examples >= 0, "demo_eval_examples", "must be >= 0");
+  check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
+  check(c.demo_eval_paragraphs >= 0, "demo_eval_paragraphs", "must be >= 0");
   if (t.eval_strategy != "no") t.do_eval = true;  // as HF's __post_init__
   if (t.use_ipex)
     a.notes.push_back("--use_ipex: accepted; coretrain's own bf16/f32 kernels play IPEX's part");
@@ -391,6 +393,9 @@ int64_t TrainingArguments::resolved_eval_steps(int64_t total) const {
 
 QaArguments parse_qa_args(const std::vector<std::string>& argv) {
   QaArguments out;
+  // The demo's defaults go in first so any flag given still overrides them.
+  for (const auto& a : argv)
+    if (a == "--demo" || a == "--demo=true" || a == "--demo=True") apply_demo_defaults(out);
   FlagTable table(out);
   if (argv.size() == 1 && argv[0].size() > 5 && argv[0].compare(argv[0].size() - 5, 5, ".json") == 0)
     parse_json(table, argv[0]);

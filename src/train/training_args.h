@@ -106,9 +106,9 @@ struct TrainingArguments {
 
 // coretrain's own flags (not in HF): the built-in demo and debugging aids.
 struct CoretrainArguments {
-  bool demo = false;                // generate the demo set, train a small BERT from random init, evaluate
-  int64_t demo_train_examples = 0;  // 0: the demo's default
-  int64_t demo_eval_examples = 0;
+  bool demo = false;                  // generate the demo set, train a small BERT from random init, evaluate
+  int64_t demo_train_paragraphs = 0;  // 0: the demo's default
+  int64_t demo_eval_paragraphs = 0;
   std::string
       dump_eval_features;  // write the eval features' model inputs to this JSON file (tests feed torch)
 };

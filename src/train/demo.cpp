@@ -1,0 +1,81 @@
+#include "train/demo.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "data/demo_data.h"
+#include "text/tokenizer.h"
+
+namespace ct::train {
+
+namespace {
+constexpr int64_t kDemoTrainParagraphs = 2000;
+constexpr int64_t kDemoEvalParagraphs = 200;
+}  // namespace
+
+model::ModelConfig demo_model_config(int64_t vocab_size) {
+  model::ModelConfig c;
+  c.model_type = "bert";
+  c.vocab_size = vocab_size;
+  c.hidden_size = 128;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 256;
+  c.max_position_embeddings = 256;
+  c.type_vocab_size = 2;
+  c.hidden_dropout_prob = 0.1;
+  c.attention_probs_dropout_prob = 0.1;
+  return c;
+}
+
+void apply_demo_defaults(QaArguments& a) {
+  auto& t = a.training;
+  auto& d = a.data;
+  t.output_dir = "demo-out";
+  t.do_train = true;
+  t.do_eval = true;
+  t.per_device_train_batch_size = 32;
+  t.per_device_eval_batch_size = 64;
+  t.learning_rate = 1e-3;
+  t.num_train_epochs = 2;
+  t.warmup_ratio = 0.1;
+  t.weight_decay = 0.01;
+  t.logging_steps = 50;
+  t.save_strategy = "no";
+  d.max_seq_length = 192;
+  d.doc_stride = 64;
+  d.pad_to_max_length = false;
+}
+
+void prepare_demo(QaArguments& a) {
+  namespace stdfs = std::filesystem;
+  data::DemoOptions o;
+  o.seed = static_cast<uint64_t>(a.training.seed);
+  o.train_paragraphs =
+      a.coretrain.demo_train_paragraphs > 0 ? a.coretrain.demo_train_paragraphs : kDemoTrainParagraphs;
+  o.eval_paragraphs =
+      a.coretrain.demo_eval_paragraphs > 0 ? a.coretrain.demo_eval_paragraphs : kDemoEvalParagraphs;
+  auto demo = data::generate_demo_data(o);
+  const std::string dir = a.training.output_dir + "/demo_data";
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  if (ec) fail("--output_dir: cannot create ", dir, " (", ec.message(), ")");
+  data::write_squad_json(demo.train, dir + "/train.json");
+  data::write_squad_json(demo.eval, dir + "/dev.json");
+  // Vocab from the training split only: held-out words the model never saw map to [UNK] as in real use.
+  auto vocab = data::build_demo_vocab(demo.train);
+  auto tok = text::Tokenizer::from_vocab(vocab);
+  tok.save(dir);
+  fs::write_file_atomic(dir + "/config.json", model::config_to_json(demo_model_config(tok.vocab_size())));
+  log::info("demo: ", demo.train.size(), " training and ", demo.eval.size(), " held-out questions (",
+            o.train_paragraphs, " / ", o.eval_paragraphs, " paragraphs), vocab ", tok.vocab_size(),
+            " words, in ", dir);
+  if (a.data.train_file.empty()) a.data.train_file = dir + "/train.json";
+  if (a.data.validation_file.empty()) a.data.validation_file = dir + "/dev.json";
+  if (a.model.config_name.empty() && a.model.model_name_or_path.empty()) a.model.config_name = dir;
+  if (a.model.tokenizer_name.empty() && a.model.model_name_or_path.empty()) a.model.tokenizer_name = dir;
+}
+
+}  // namespace ct::train

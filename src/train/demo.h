@@ -1,0 +1,20 @@
+// The built-in demo's setup: generates the templated SQuAD-format set (data layer), writes it with its vocab
+// and a small BERT config.json under <output_dir>/demo_data/, and points the run's arguments at them, so the
+// rest of `coretrain qa --demo` is an ordinary run_qa run from random init.
+#pragma once
+
+#include "model/config.h"
+#include "train/training_args.h"
+
+namespace ct::train {
+
+// The model the demo trains (also documented in README "Demo").
+model::ModelConfig demo_model_config(int64_t vocab_size);
+
+// Demo defaults for flags the user did not give (applied before parsing, so any flag still overrides).
+void apply_demo_defaults(QaArguments& args);
+
+// Writes the data, vocab and config; fills train_file, validation_file, config_name, tokenizer_name.
+void prepare_demo(QaArguments& args);
+
+}  // namespace ct::train

@@ -1,0 +1,187 @@
+#include "train/run_qa.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "data/features.h"
+#include "data/squad.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "train/checkpoint.h"
+#include "train/demo.h"
+
+namespace ct::train {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  std::error_code ec;
+  return stdfs::is_directory(p, ec);
+}
+
+std::string config_path(const std::string& flag, const std::string& p) {
+  std::error_code ec;
+  if (is_dir(p)) {
+    const std::string c = p + "/config.json";
+    if (!stdfs::exists(c, ec)) fail(flag, ": ", p, " has no config.json");
+    return c;
+  }
+  if (!stdfs::exists(p, ec)) fail(flag, ": ", p, " does not exist");
+  return p;
+}
+
+text::Tokenizer load_tokenizer(const std::string& flag, const std::string& dir) {
+  if (!is_dir(dir)) fail(flag, ": ", dir, " is not a folder with vocab.txt or tokenizer.json");
+  try {
+    return text::Tokenizer::from_dir(dir);
+  } catch (const Error& e) {
+    fail(flag, ": ", e.what());
+  }
+}
+
+QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
+                     const text::Tokenizer& tok, const DataTrainingArguments& d) {
+  std::error_code ec;
+  if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
+  QaDataset ds;
+  data::SquadReadStats stats;
+  ds.examples = data::read_squad(path, &stats);
+  if (stats.skipped > 0)
+    log::warn(path, ": skipped ", stats.skipped, " of ", stats.total,
+              " examples whose answer_start/text disagree with the context");
+  data::keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
+  if (ds.examples.empty()) fail(flag, ": ", path, " holds no usable examples");
+  data::FeatureOptions fo;
+  fo.max_seq_length = d.max_seq_length;
+  fo.doc_stride = d.doc_stride;
+  fo.pad_to_max_length = d.pad_to_max_length;
+  ds.features = data::FeatureSet::build(ds.examples, tok, fo);
+  if (max_samples > 0) ds.features.keep_first(max_samples);  // and after it
+  return ds;
+}
+
+void print_metrics(const std::string& split, const nlohmann::json& m) {
+  std::printf("***** %s metrics *****\n", split.c_str());
+  for (const auto& [k, v] : m.items()) std::printf("  %-26s = %s\n", k.c_str(), v.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+LoadedModel load_model(const QaArguments& args) {
+  const auto& m = args.model;
+  LoadedModel out;
+  const std::string cfg_flag = m.config_name.empty() ? "--model_name_or_path" : "--config_name";
+  const std::string cfg_src = m.config_name.empty() ? m.model_name_or_path : m.config_name;
+  if (cfg_src.empty()) fail("--model_name_or_path: required (or --config_name)");
+  try {
+    out.config = model::load_config(config_path(cfg_flag, cfg_src));
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(cfg_flag, 0) == 0) throw;
+    fail(cfg_flag, ": ", msg);
+  }
+  std::string tok_src = m.tokenizer_name;
+  std::string tok_flag = "--tokenizer_name";
+  if (tok_src.empty()) {
+    tok_flag = m.model_name_or_path.empty() ? "--config_name" : "--model_name_or_path";
+    tok_src =
+        m.model_name_or_path.empty()
+            ? (is_dir(m.config_name) ? m.config_name : stdfs::path(m.config_name).parent_path().string())
+            : m.model_name_or_path;
+  }
+  out.tokenizer = load_tokenizer(tok_flag, tok_src);
+  if (out.tokenizer.vocab_size() > out.config.vocab_size)
+    fail(tok_flag, ": tokenizer has ", out.tokenizer.vocab_size(), " tokens but config vocab_size is ",
+         out.config.vocab_size);
+  const auto precision = args.training.bf16 ? model::Precision::bf16 : model::Precision::f32;
+  out.model = std::make_unique<model::QaModel>(out.config, precision);
+  const uint64_t seed = static_cast<uint64_t>(args.training.seed);
+  // set_seed(seed) then from_pretrained: every parameter starts from the seeded init, the file overwrites.
+  out.model->init_weights(seed);
+  if (!m.model_name_or_path.empty()) {
+    if (!is_dir(m.model_name_or_path) && !stdfs::exists(m.model_name_or_path))
+      fail("--model_name_or_path: ", m.model_name_or_path, " does not exist");
+    std::string weights;
+    try {
+      weights = model::find_weights_file(m.model_name_or_path);
+      auto report = model::load_hf_weights(weights, out.model->params(), out.model->params_data());
+      auto fresh = model::check_missing(report);
+      if (!fresh.empty()) out.model->init_weights(seed, "qa_outputs.");
+    } catch (const Error& e) {
+      fail("--model_name_or_path: ", e.what());
+    }
+    out.model->mark_weights_changed();
+  } else {
+    log::info("no --model_name_or_path: training ", out.config.model_type, " from random init (seed ", seed,
+              ")");
+  }
+  return out;
+}
+
+RunResult run_qa(QaArguments args, const DistContext& dist) {
+  for (const auto& n : args.notes) log::info(n);
+  auto& t = args.training;
+  auto& d = args.data;
+  if (!t.do_train && !t.do_eval && !t.do_predict) fail("nothing to do: give --do_train and/or --do_eval");
+  if (t.do_predict) fail("--do_predict: not supported yet (use --do_eval with a labelled file)");
+  const bool writer = is_world_process_zero(dist);
+  // The startup rule comes before anything is written into output_dir.
+  const std::string resume =
+      decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint, t.do_train);
+  if (writer) {
+    std::error_code ec;
+    stdfs::create_directories(t.output_dir, ec);
+    if (ec) fail("--output_dir: cannot create ", t.output_dir, " (", ec.message(), ")");
+    remove_stale_temp_checkpoints(t.output_dir);
+  }
+  if (args.coretrain.demo && writer) prepare_demo(args);
+
+  auto lm = load_model(args);
+  if (d.max_seq_length > lm.tokenizer.options().model_max_length) {
+    log::warn("--max_seq_length ", d.max_seq_length, " is larger than the model's maximum (",
+              lm.tokenizer.options().model_max_length, "); using ", lm.tokenizer.options().model_max_length);
+    d.max_seq_length = lm.tokenizer.options().model_max_length;
+  }
+  if (d.max_seq_length > lm.config.max_position_embeddings)
+    fail("--max_seq_length: ", d.max_seq_length, " exceeds the model's max_position_embeddings (",
+         lm.config.max_position_embeddings, ")");
+  if (d.doc_stride >= d.max_seq_length)
+    fail("--doc_stride: must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride);
+
+  QaDataset train_ds, eval_ds;
+  if (t.do_train) train_ds = load_split("--train_file", d.train_file, d.max_train_samples, lm.tokenizer, d);
+  if (t.do_eval)
+    eval_ds = load_split("--validation_file", d.validation_file, d.max_eval_samples, lm.tokenizer, d);
+  if (!args.coretrain.dump_eval_features.empty()) {
+    if (!t.do_eval) fail("--dump_eval_features: needs --do_eval");
+    if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
+  }
+
+  Trainer trainer(args, *lm.model, lm.tokenizer, dist);
+  RunResult result;
+  if (t.do_train) {
+    auto m = trainer.train(train_ds, t.do_eval ? &eval_ds : nullptr, resume);
+    trainer.save_model(t.output_dir);
+    m["train_samples"] = train_ds.features.size();
+    if (writer) print_metrics("train", m);
+    trainer.save_metrics("train", m);
+    trainer.save_state();
+    result.train_metrics = m;
+  }
+  if (t.do_eval) {
+    log::info("*** Evaluate ***");
+    auto m = trainer.evaluate(eval_ds, /*write_predictions=*/true);
+    m["eval_samples"] = eval_ds.features.size();
+    if (writer) print_metrics("eval", m);
+    trainer.save_metrics("eval", m);
+    if (t.do_train) trainer.save_state();
+    result.eval_metrics = m;
+  }
+  return result;
+}
+
+}  // namespace ct::train

@@ -1,0 +1,37 @@
+// run_qa.py's main(), in one call: arguments -> (demo data) -> config, tokenizer and model (HF loading rules)
+// -> SQuAD examples -> features -> Trainer train / evaluate -> the output folder HF writes.
+// apps/qa_command.cpp is a thin shell around this.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/qa_model.h"
+#include "text/tokenizer.h"
+#include "train/trainer.h"
+#include "train/training_args.h"
+
+namespace ct::train {
+
+struct LoadedModel {
+  model::ModelConfig config;
+  text::Tokenizer tokenizer;
+  std::unique_ptr<model::QaModel> model;
+};
+
+// HF's AutoConfig/AutoTokenizer/AutoModelForQuestionAnswering as run_qa calls them: config from --config_name
+// (a config.json or its folder) else the model folder; tokenizer from --tokenizer_name else the model folder
+// (else the config folder); weights from the model folder when given (missing qa_outputs -> fresh head and a
+// warning, unused tensors listed), else random init from --seed. Every failure names the flag and the path.
+LoadedModel load_model(const QaArguments& args);
+
+struct RunResult {
+  nlohmann::json train_metrics;  // empty unless --do_train
+  nlohmann::json eval_metrics;   // empty unless --do_eval
+};
+
+RunResult run_qa(QaArguments args, const DistContext& dist = {});
+
+}  // namespace ct::train

@@ -1,0 +1,498 @@
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "data/sampler.h"
+#include "data/squad_metrics.h"
+#include "kernels/grad_norm.h"
+#include "kernels/optimizer.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "train/checkpoint.h"
+#include "train/progress.h"
+
+namespace ct::train {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double round_to(double v, int digits) {
+  const double p = std::pow(10.0, digits);
+  return std::round(v * p) / p;
+}
+
+// Model inputs for a collated batch; labels only when `labels`.
+struct ModelBatch {
+  std::vector<int32_t> start, end;
+  model::Batch batch;
+};
+
+ModelBatch to_model_batch(const data::Batch& b, bool labels) {
+  ModelBatch m;
+  m.batch.B = b.batch_size;
+  m.batch.T = b.seq_len;
+  m.batch.input_ids = b.input_ids.data();
+  m.batch.token_type_ids = b.token_type_ids.empty() ? nullptr : b.token_type_ids.data();
+  m.batch.attention_mask = b.attention_mask.empty() ? nullptr : b.attention_mask.data();
+  if (labels) {
+    m.start.assign(b.start_positions.begin(), b.start_positions.end());
+    m.end.assign(b.end_positions.begin(), b.end_positions.end());
+    m.batch.start_positions = m.start.data();
+    m.batch.end_positions = m.end.data();
+  }
+  return m;
+}
+
+std::vector<kernels::SlabRange> decay_ranges(const std::vector<model::ParamInfo>& params) {
+  std::vector<kernels::SlabRange> out;
+  for (const auto& p : params) {
+    if (!out.empty() && out.back().decay == p.decay && out.back().offset + out.back().numel == p.offset)
+      out.back().numel += p.numel();
+    else
+      out.push_back({p.offset, p.numel(), p.decay});
+  }
+  return out;
+}
+
+// HF's floating_point_ops: 6 * tokens * non-embedding parameters.
+double flos_per_token(const model::QaModel& m) {
+  int64_t emb = 0;
+  for (const auto& p : m.params())
+    if (p.name.find("embeddings.") != std::string::npos) emb += p.numel();
+  return 6.0 * static_cast<double>(m.num_params() - emb);
+}
+
+nlohmann::json metrics_json(const data::Metrics& m, const std::string& prefix) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& x : m) {
+    if (x.integer)
+      j[prefix + x.name] = static_cast<int64_t>(x.value);
+    else
+      j[prefix + x.name] = x.value;
+  }
+  return j;
+}
+
+}  // namespace
+
+void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size) {
+  nlohmann::json feats = nlohmann::json::array();
+  const int64_t n = eval.features.size();
+  for (int64_t b0 = 0; b0 < n; b0 += eval_batch_size) {
+    std::vector<int64_t> idx;
+    for (int64_t i = b0; i < std::min(n, b0 + eval_batch_size); ++i) idx.push_back(i);
+    auto b = eval.features.collate(idx);
+    for (int64_t r = 0; r < b.batch_size; ++r) {
+      const int64_t f = idx[static_cast<size_t>(r)];
+      auto row = [&](const std::vector<int32_t>& v) {
+        if (v.empty()) return nlohmann::json();
+        return nlohmann::json(
+            std::vector<int32_t>(v.begin() + r * b.seq_len, v.begin() + (r + 1) * b.seq_len));
+      };
+      nlohmann::json offsets = nlohmann::json::array();
+      for (int64_t t = 0; t < b.seq_len; ++t) {
+        auto o = eval.features.offset(f, t);
+        offsets.push_back(o ? nlohmann::json({o->begin, o->end}) : nlohmann::json());
+      }
+      const auto& ex = eval.examples[static_cast<size_t>(eval.features[f].example_index)];
+      feats.push_back({{"example_id", ex.id},
+                       {"input_ids", row(b.input_ids)},
+                       {"token_type_ids", row(b.token_type_ids)},
+                       {"attention_mask", row(b.attention_mask)},
+                       {"offsets", offsets}});
+    }
+  }
+  nlohmann::json contexts = nlohmann::json::object();
+  for (const auto& ex : eval.examples) contexts[ex.id] = ex.context;
+  write_json(path, {{"features", feats}, {"contexts", contexts}}, -1);
+}
+
+Trainer::Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
+                 DistContext dist)
+    : args_(args), model_(model), tokenizer_(tokenizer), dist_(std::move(dist)) {}
+
+void Trainer::log(nlohmann::json entry) {
+  entry["epoch"] = state_.epoch;
+  entry["step"] = state_.global_step;
+  state_.log_history.push_back(entry);
+  if (writes_files()) pending_lines_.push_back(entry.dump());
+}
+
+void Trainer::optimizer_step(double lr) {
+  const auto ranges = decay_ranges(model_.params());
+  const int64_t step = ++optimizer_steps_;
+  const auto& t = args_.training;
+  if (t.optim == "sgd") {
+    kernels::SgdHyper h{lr, 0.0, t.weight_decay};
+    kernels::sgd_step(model_.params_data(), model_.grads_data(), nullptr, ranges, h, step);
+  } else {
+    kernels::AdamWHyper h{lr, t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay};
+    kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
+                        ranges, h, step);
+  }
+  model_.mark_weights_changed();
+}
+
+nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from) {
+  const auto& t = args_.training;
+  const int64_t n = model_.num_params();
+  data::SamplerOptions so;
+  so.num_samples = train.features.size();
+  so.batch_size = t.per_device_train_batch_size;
+  so.rank = dist_.rank;
+  so.world = dist_.world;
+  so.seed = static_cast<uint64_t>(t.resolved_data_seed());
+  so.drop_last = t.dataloader_drop_last;
+  data::DistributedSampler sampler(so);
+  const int64_t batches_per_epoch = sampler.num_batches();
+  if (batches_per_epoch == 0)
+    fail("no training batches: ", so.num_samples, " features with batch size ", so.batch_size);
+  const int64_t accum = t.gradient_accumulation_steps;
+  const int64_t steps_per_epoch = (batches_per_epoch + accum - 1) / accum;
+  int64_t max_steps, num_epochs;
+  if (t.max_steps > 0) {
+    max_steps = t.max_steps;
+    num_epochs = (max_steps + steps_per_epoch - 1) / steps_per_epoch;
+  } else {
+    max_steps = static_cast<int64_t>(std::ceil(t.num_train_epochs * static_cast<double>(steps_per_epoch)));
+    num_epochs = static_cast<int64_t>(std::ceil(t.num_train_epochs));
+  }
+  if (max_steps <= 0) fail("--num_train_epochs: ", t.num_train_epochs, " gives no training steps");
+  LrSchedule schedule(parse_schedule_type(t.lr_scheduler_type), t.learning_rate,
+                      warmup_steps_for(t.warmup_steps, t.warmup_ratio, max_steps), max_steps);
+
+  state_ = TrainerState{};
+  state_.max_steps = max_steps;
+  state_.num_train_epochs = num_epochs;
+  state_.logging_steps = t.resolved_logging_steps(max_steps);
+  state_.eval_steps = t.resolved_eval_steps(max_steps);
+  state_.save_steps = t.resolved_save_steps(max_steps);
+  state_.train_batch_size = t.per_device_train_batch_size;
+  exp_avg_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
+  exp_avg_sq_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
+  optimizer_steps_ = 0;
+  micro_step_ = 0;
+
+  int64_t skip_batches = 0, first_epoch = 0;
+  if (!resume_from.empty()) {
+    load_checkpoint(resume_from, schedule);
+    first_epoch = state_.global_step / steps_per_epoch;
+    if (!t.ignore_data_skip) skip_batches = (state_.global_step % steps_per_epoch) * accum;
+    log::info("Continuing training from checkpoint ", resume_from, ": global step ", state_.global_step,
+              ", epoch ", first_epoch, ", skipping ", skip_batches, " batches of that epoch");
+  }
+  if (writes_files()) {
+    log::info("***** Running training *****");
+    log::info("  Num examples = ", train.examples.size(), ", num features = ", train.features.size());
+    log::info("  Num Epochs = ", num_epochs,
+              ", instantaneous batch size per device = ", t.per_device_train_batch_size);
+    log::info("  Total train batch size (w. parallel, distributed & accumulation) = ",
+              t.per_device_train_batch_size * dist_.world * accum);
+    log::info("  Gradient Accumulation steps = ", accum, ", total optimization steps = ", max_steps);
+    log::info("  Number of trainable parameters = ", n);
+  }
+
+  const double flos_tok = flos_per_token(model_);
+  const auto t0 = Clock::now();
+  const int64_t start_step = state_.global_step;
+  double tr_loss = 0, total_loss = 0;
+  int64_t last_logged = state_.global_step;
+  Progress progress("train", max_steps, state_.global_step, writes_files(), t.disable_tqdm);
+  auto flush_lines = [&] {
+    for (const auto& line : pending_lines_) progress.message(line);
+    pending_lines_.clear();
+  };
+  std::vector<float> grads_dummy;
+  const uint64_t seed = static_cast<uint64_t>(t.seed);
+
+  bool done = state_.global_step >= max_steps;
+  for (int64_t epoch = first_epoch; epoch < num_epochs && !done; ++epoch) {
+    const auto batches = sampler.batches(epoch, epoch == first_epoch ? skip_batches : 0);
+    int64_t micro_in_epoch = epoch == first_epoch ? skip_batches : 0;
+    int64_t group = 0;  // micro-batches in the current accumulation group
+    double group_loss = 0;
+    for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
+      const auto& idx = batches[bi];
+      auto db = train.features.collate(idx);
+      auto mb = to_model_batch(db, /*labels=*/true);
+      model::StepOptions so_step;
+      so_step.train = true;
+      so_step.seed = seed;
+      // One dropout counter per (micro-batch, rank): distinct masks per rank, replayable on resume.
+      so_step.step = micro_step_ * static_cast<uint64_t>(dist_.world) + static_cast<uint64_t>(dist_.rank);
+      const float loss = model_.forward(mb.batch, so_step, nullptr, nullptr);
+      model_.backward(dist_.on_grad_ready, 1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
+      ++micro_step_;
+      ++micro_in_epoch;
+      ++group;
+      state_.num_input_tokens_seen += db.batch_size * db.seq_len;
+      state_.total_flos += flos_tok * static_cast<double>(db.batch_size * db.seq_len);
+      group_loss += static_cast<double>(loss) / static_cast<double>(accum);
+      const bool last_of_epoch = micro_in_epoch == batches_per_epoch;
+      if (group < accum && !last_of_epoch) continue;
+
+      // One optimizer update.
+      if (dist_.finish_gradients) dist_.finish_gradients(model_.grads_data(), n);
+      double gnorm = t.max_grad_norm > 0 ? kernels::clip_grad_norm(model_.grads_data(), n, t.max_grad_norm)
+                                         : kernels::grad_norm(model_.grads_data(), n);
+      const double lr = schedule.lr_at(state_.global_step);
+      optimizer_step(lr);
+      ++state_.global_step;
+      state_.epoch = static_cast<double>(epoch) +
+                     static_cast<double>(micro_in_epoch) / static_cast<double>(batches_per_epoch);
+      if (dist_.average_scalar) group_loss = dist_.average_scalar(group_loss);
+      if (t.logging_nan_inf_filter && !std::isfinite(group_loss))
+        group_loss = tr_loss / static_cast<double>(1 + state_.global_step - last_logged);
+      tr_loss += group_loss;
+      total_loss += group_loss;
+      progress.update(state_.global_step, group_loss);
+      group = 0;
+      group_loss = 0;
+      done = state_.global_step >= max_steps;
+
+      const bool epoch_end = last_of_epoch;
+      const bool log_now =
+          (t.logging_strategy == "steps" && (state_.global_step % state_.logging_steps == 0 ||
+                                             (t.logging_first_step && state_.global_step == 1))) ||
+          (t.logging_strategy == "epoch" && epoch_end);
+      if (log_now) {
+        const double steps = static_cast<double>(state_.global_step - last_logged);
+        nlohmann::json e;
+        e["loss"] = round_to(tr_loss / steps, 4);
+        e["grad_norm"] = gnorm;
+        e["learning_rate"] = schedule.lr_at(state_.global_step);
+        log(e);
+        tr_loss = 0;
+        last_logged = state_.global_step;
+      }
+      const bool eval_now =
+          eval && ((t.eval_strategy == "steps" && state_.global_step % state_.eval_steps == 0) ||
+                   (t.eval_strategy == "epoch" && epoch_end));
+      if (eval_now) evaluate(*eval, /*write_predictions=*/false);
+      const bool save_now = (t.save_strategy == "steps" && state_.global_step % state_.save_steps == 0) ||
+                            (t.save_strategy == "epoch" && epoch_end);
+      if (save_now) save_checkpoint(schedule);
+      flush_lines();
+    }
+    epochs_done_ = epoch + 1;
+  }
+  progress.close();
+  const double runtime = seconds_since(t0);
+  const int64_t steps_run = state_.global_step - start_step;
+  const double train_loss = steps_run > 0 ? total_loss / static_cast<double>(steps_run) : 0.0;
+  // HF: samples = steps * total batch when max_steps is given, else features * epochs.
+  const double num_samples =
+      t.max_steps > 0 ? static_cast<double>(max_steps * t.per_device_train_batch_size * dist_.world * accum)
+                      : static_cast<double>(train.features.size()) * t.num_train_epochs;
+  nlohmann::json metrics;
+  metrics["train_runtime"] = round_to(runtime, 4);
+  metrics["train_samples_per_second"] = round_to(runtime > 0 ? num_samples / runtime : 0, 3);
+  metrics["train_steps_per_second"] = round_to(runtime > 0 ? static_cast<double>(max_steps) / runtime : 0, 3);
+  metrics["total_flos"] = state_.total_flos;
+  metrics["train_loss"] = train_loss;
+  log(metrics);
+  flush_lines();
+  metrics["epoch"] = state_.epoch;
+  return metrics;
+}
+
+void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, std::vector<float>* end,
+                             int64_t* seq_len) {
+  const int64_t n = eval.features.size();
+  const int64_t bs = args_.training.per_device_eval_batch_size;
+  int64_t T = 0;
+  for (int64_t i = 0; i < n; ++i) T = std::max(T, eval.features.length(i));
+  if (eval.features.options().pad_to_max_length) T = std::max(T, eval.features.options().max_seq_length);
+  start->assign(static_cast<size_t>(n * T), -100.f);
+  end->assign(static_cast<size_t>(n * T), -100.f);
+  std::vector<float> s, e;
+  for (int64_t b0 = 0; b0 < n; b0 += bs) {
+    std::vector<int64_t> idx;
+    for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
+    auto db = eval.features.collate(idx);
+    auto mb = to_model_batch(db, /*labels=*/false);
+    s.resize(static_cast<size_t>(db.batch_size * db.seq_len));
+    e.resize(s.size());
+    model::StepOptions so;
+    so.train = false;
+    model_.forward(mb.batch, so, s.data(), e.data());
+    CT_ASSERT(db.seq_len <= T);
+    for (int64_t r = 0; r < db.batch_size; ++r) {
+      std::copy_n(s.data() + r * db.seq_len, db.seq_len, start->data() + (b0 + r) * T);
+      std::copy_n(e.data() + r * db.seq_len, db.seq_len, end->data() + (b0 + r) * T);
+    }
+  }
+  *seq_len = T;
+}
+
+nlohmann::json Trainer::evaluate(const QaDataset& eval, bool write_predictions) {
+  const auto& d = args_.data;
+  const auto t0 = Clock::now();
+  std::vector<float> start, end;
+  int64_t T = 0;
+  predict_logits(eval, &start, &end, &T);
+  data::PostprocessOptions po;
+  po.n_best_size = d.n_best_size;
+  po.max_answer_length = d.max_answer_length;
+  po.version_2_with_negative = d.version_2_with_negative;
+  po.null_score_diff_threshold = d.null_score_diff_threshold;
+  auto preds = data::postprocess_qa_predictions(eval.examples, eval.features, start, end, T, po);
+  if (write_predictions && writes_files())
+    data::write_predictions(preds, args_.training.output_dir, "eval", d.version_2_with_negative);
+  std::vector<data::GoldAnswers> gold;
+  for (const auto& ex : eval.examples) {
+    data::GoldAnswers g{ex.id, {}};
+    for (const auto& a : ex.answers) g.texts.push_back(a.text);
+    gold.push_back(std::move(g));
+  }
+  data::PredictionMap pm;
+  for (const auto& p : preds) pm[p.id] = p.text;
+  auto m = d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm);
+  nlohmann::json metrics = metrics_json(m, "eval_");
+  const double runtime = seconds_since(t0);
+  const int64_t n = eval.features.size();
+  const int64_t steps =
+      (n + args_.training.per_device_eval_batch_size - 1) / args_.training.per_device_eval_batch_size;
+  metrics["eval_runtime"] = round_to(runtime, 4);
+  metrics["eval_samples_per_second"] = round_to(runtime > 0 ? n / runtime : 0, 3);
+  metrics["eval_steps_per_second"] = round_to(runtime > 0 ? steps / runtime : 0, 3);
+  log(metrics);
+  metrics["epoch"] = state_.epoch;
+  return metrics;
+}
+
+void Trainer::save_model(const std::string& dir) const {
+  if (!writes_files()) return;
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  if (ec) fail(dir, ": cannot create (", ec.message(), ")");
+  fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config()));
+  model::save_hf_weights(dir + "/model.safetensors", model_.params(), model_.params_data());
+  tokenizer_.save(dir);
+  write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_.training));
+}
+
+void Trainer::save_state() const {
+  if (!writes_files()) return;
+  write_json(args_.training.output_dir + "/" + kTrainerStateFile,
+             state_.to_json(is_world_process_zero(dist_), dist_.local_rank == 0));
+}
+
+void Trainer::save_metrics(const std::string& prefix, const nlohmann::json& metrics) const {
+  if (!writes_files()) return;
+  const std::string& out = args_.training.output_dir;
+  write_json(out + "/" + prefix + "_results.json", metrics, 4);
+  const std::string all_path = out + "/all_results.json";
+  nlohmann::json all = nlohmann::json::object();
+  std::error_code ec;
+  if (stdfs::exists(all_path, ec)) all = read_json(all_path);
+  for (const auto& [k, v] : metrics.items()) all[k] = v;
+  write_json(all_path, all, 4);
+}
+
+void Trainer::save_checkpoint(const LrSchedule& schedule) {
+  const auto& t = args_.training;
+  if (writes_files()) {
+    CheckpointWriter w(t.output_dir, state_.global_step);
+    save_model(w.temp_dir());
+    if (!t.save_only_model) {
+      OptimizerState os;
+      os.optim = t.optim;
+      os.step = optimizer_steps_;
+      if (t.optim == "sgd") {
+        os.exp_avg.assign(static_cast<size_t>(model_.num_params()), 0.f);  // momentum 0: no buffer kept
+      } else {
+        os.exp_avg = exp_avg_;
+        os.exp_avg_sq = exp_avg_sq_;
+      }
+      save_optimizer_state(w.path(kOptimizerFile), os);
+      write_json(w.path(kSchedulerFile), {{"lr_scheduler_type", t.lr_scheduler_type},
+                                          {"base_lr", t.learning_rate},
+                                          {"warmup_steps", schedule.warmup_steps()},
+                                          {"total_steps", schedule.total_steps()},
+                                          {"last_epoch", state_.global_step},
+                                          {"last_lr", schedule.lr_at(state_.global_step)}});
+    }
+    write_json(w.path(kTrainerStateFile), state_.to_json(true, dist_.local_rank == 0));
+    w.commit();
+    rotate_checkpoints(t.output_dir, t.save_total_limit, state_.best_model_checkpoint);
+  }
+  // Every rank records its own RNG state (HF: rng_state_{rank}.pth); one process writes rng_state.json.
+  if (!t.save_only_model) {
+    const std::string name =
+        dist_.world > 1 ? "rng_state_" + std::to_string(dist_.rank) + ".json" : "rng_state.json";
+    const std::string dir = t.output_dir + "/checkpoint-" + std::to_string(state_.global_step);
+    nlohmann::json rng = {{"seed", t.seed},
+                          {"data_seed", t.resolved_data_seed()},
+                          {"dropout_seed", t.seed},
+                          {"epoch", state_.epoch},
+                          {"global_step", state_.global_step},
+                          {"micro_step", micro_step_},
+                          {"rank", dist_.rank},
+                          {"world", dist_.world}};
+    // The committed folder exists for rank 0 by now; other ranks write beside it once distribution syncs
+    // them.
+    if (stdfs::is_directory(dir)) write_json(dir + "/" + name, rng);
+  }
+}
+
+void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule) {
+  const auto& t = args_.training;
+  const std::string weights = dir + "/model.safetensors";
+  auto report = model::load_hf_weights(weights, model_.params(), model_.params_data());
+  if (!report.missing.empty()) fail(weights, ": checkpoint lacks parameter ", report.missing.front());
+  model_.mark_weights_changed();
+  state_ = TrainerState::from_json(read_json(dir + "/" + kTrainerStateFile), dir + "/" + kTrainerStateFile);
+  // The run's own plan wins over the checkpoint's (HF recomputes it from the current arguments).
+  state_.max_steps = schedule.total_steps();
+  state_.logging_steps = t.resolved_logging_steps(schedule.total_steps());
+  state_.eval_steps = t.resolved_eval_steps(schedule.total_steps());
+  state_.save_steps = t.resolved_save_steps(schedule.total_steps());
+  state_.train_batch_size = t.per_device_train_batch_size;
+  std::error_code ec;
+  const std::string opt_path = dir + "/" + kOptimizerFile;
+  if (!stdfs::exists(opt_path, ec))
+    fail("--resume_from_checkpoint: ", dir, " has no ", kOptimizerFile, " (saved with --save_only_model?)");
+  auto os = load_optimizer_state(opt_path, model_.num_params());
+  if ((os.optim == "sgd") != (t.optim == "sgd"))
+    fail(opt_path, ": optimizer state is for --optim ", os.optim, ", this run uses --optim ", t.optim);
+  optimizer_steps_ = os.step;
+  if (t.optim != "sgd") {
+    exp_avg_ = std::move(os.exp_avg);
+    exp_avg_sq_ = std::move(os.exp_avg_sq);
+  }
+  const std::string rng_name =
+      dist_.world > 1 ? "rng_state_" + std::to_string(dist_.rank) + ".json" : "rng_state.json";
+  std::string rng_path = dir + "/" + rng_name;
+  if (!stdfs::exists(rng_path, ec)) rng_path = dir + "/rng_state.json";
+  if (stdfs::exists(rng_path, ec)) {
+    auto rng = read_json(rng_path);
+    try {
+      const int64_t saved_world = rng.value("world", int64_t{1});
+      const uint64_t saved_micro = rng.at("micro_step").get<uint64_t>();
+      // Same world: continue the counter; another world size: re-derive it from the step count.
+      micro_step_ = saved_world == dist_.world
+                        ? saved_micro
+                        : static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
+    } catch (const nlohmann::json::exception& e) {
+      fail(rng_path, ": bad rng state (", e.what(), ")");
+    }
+  } else {
+    log::warn(dir, ": no rng_state.json; dropout continues from the step count");
+    micro_step_ = static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
+  }
+}
+
+}  // namespace ct::train

@@ -1,0 +1,106 @@
+// The HF Trainer loop for extractive QA, one process's part of it: sampler(rank, world, seed, epoch) ->
+// micro-batches -> forward/backward (gradient accumulation) -> clip -> AdamW/SGD -> LR schedule -> log / eval
+// / save on their steps; evaluation -> post-processing -> SQuAD metrics; checkpoints that resume bit-exactly
+// (weights, optimizer moments, schedule position, data order, dropout counter).
+//
+// Seams for distribution: DistContext says who this process is and how gradients are averaged (the model's
+// gradient-ready callback is where DDP buckets hang), and is_world_process_zero() is the one place that
+// decides who writes files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/features.h"
+#include "data/postprocess.h"
+#include "data/squad.h"
+#include "model/qa_model.h"
+#include "text/tokenizer.h"
+#include "train/lr_schedule.h"
+#include "train/trainer_state.h"
+#include "train/training_args.h"
+
+namespace ct::train {
+
+struct DistContext {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  // Fires per parameter as its gradient is final during backward (offset, count in the gradient slab); DDP
+  // buckets start their all-reduce here.
+  model::GradReadyFn on_grad_ready;
+  // Called once after the last backward of an optimizer step: must leave the gradient slab averaged over
+  // ranks (waiting for buckets). Null: one process.
+  std::function<void(float* grads, int64_t n)> finish_gradients;
+  // Mean of a scalar over ranks (the logged loss). Null: identity.
+  std::function<double(double)> average_scalar;
+};
+
+// THE rule for who writes output files and checkpoints.
+inline bool is_world_process_zero(const DistContext& d) {
+  return d.rank == 0;
+}
+
+struct QaDataset {
+  std::vector<data::Example> examples;
+  data::FeatureSet features;
+};
+
+// Model inputs of every eval feature as the eval loop fed them, plus each token's context byte span, for
+// checking logits against another implementation (--dump_eval_features).
+void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size);
+
+class Trainer {
+ public:
+  Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
+          DistContext dist = {});
+
+  // Trains on `train` (features must outlive the call), resuming from `resume_from` (a checkpoint folder)
+  // when not empty; `eval` (may be null) serves eval_strategy steps/epoch. Returns HF's train metrics
+  // (train_loss, train_runtime, train_samples_per_second, train_steps_per_second, total_flos, epoch).
+  nlohmann::json train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from);
+
+  // Runs the model over every eval feature, post-processes and scores: {eval_exact_match, eval_f1 (v2:
+  // eval_exact, eval_f1, eval_HasAns_*...), eval_runtime, eval_samples_per_second, eval_steps_per_second,
+  // epoch}, appended to log_history. Writes eval_predictions.json / eval_nbest_predictions.json to output_dir
+  // when `write_predictions`.
+  nlohmann::json evaluate(const QaDataset& eval, bool write_predictions);
+
+  // Raw logits of every feature, [features, seq_len] with seq_len = the longest row (shorter rows padded with
+  // -100 as HF's eval loop pads).
+  void predict_logits(const QaDataset& eval, std::vector<float>* start, std::vector<float>* end,
+                      int64_t* seq_len);
+
+  // config.json, model.safetensors, tokenizer files, training_args.json into `dir` (HF save_model).
+  void save_model(const std::string& dir) const;
+  // trainer_state.json into output_dir (HF save_state).
+  void save_state() const;
+  // {prefix}_results.json and merged all_results.json in output_dir (HF save_metrics(combined=True)).
+  void save_metrics(const std::string& prefix, const nlohmann::json& metrics) const;
+
+  const TrainerState& state() const { return state_; }
+  bool writes_files() const { return is_world_process_zero(dist_); }
+
+ private:
+  void save_checkpoint(const LrSchedule& schedule);
+  void load_checkpoint(const std::string& dir, const LrSchedule& schedule);
+  void optimizer_step(double lr);
+  void log(nlohmann::json entry);
+
+  const QaArguments& args_;
+  model::QaModel& model_;
+  const text::Tokenizer& tokenizer_;
+  DistContext dist_;
+  TrainerState state_;
+  std::vector<float> exp_avg_, exp_avg_sq_;
+  int64_t optimizer_steps_ = 0;
+  uint64_t micro_step_ = 0;  // micro-batches trained so far: the dropout counter
+  int64_t epochs_done_ = 0;
+  std::vector<std::string> pending_lines_;
+};
+
+}  // namespace ct::train
