@@ -262,7 +262,7 @@ void SafetensorsFile::read_f32(const SafetensorInfo& t, float* dst) const {
   const auto b = bytes(t);
   const int64_t n = t.numel();
   if (t.dtype == "F32") {
-    std::memcpy(dst, b.data(), b.size());
+    if (!b.empty()) std::memcpy(dst, b.data(), b.size());
   } else if (t.dtype == "BF16") {
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h;
