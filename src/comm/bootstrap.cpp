@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "comm/comm_error.h"
 #include "core/error.h"
@@ -230,22 +231,52 @@ void Bootstrap::meet(Store::Timeout timeout) {
     info_.num_nodes = node.back() + 1;
     return;
   }
-  // Store rendezvous: every rank announces itself and waits for all; the timeout names the absent ones.
-  store_->set_string(str("arrive/", info_.rank), std::to_string(::getpid()));
-  std::vector<std::string> keys;
-  for (int r = 0; r < info_.size; ++r) keys.push_back(str("arrive/", r));
+  // Store rendezvous: every rank announces itself, bumps a counter and polls it. The absent ranks are looked
+  // up now and then, so that even when the store's host gives up first we can still say whom we were waiting
+  // for.
   auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  std::vector<int> missing;
+  for (int r = 0; r < info_.size; ++r) missing.push_back(r);
+  auto refresh_missing = [&] {
+    std::vector<int> still;
+    for (int r : missing)
+      if (!store_->check({str("arrive/", r)})) still.push_back(r);
+    missing = still;
+  };
+  auto missing_str = [&] {
+    std::string s;
+    for (size_t i = 0; i < missing.size(); ++i) s += str(i ? "," : "", missing[i]);
+    return s.empty() ? std::string("?") : s;
+  };
   try {
-    store_->wait(keys, timeout);
-  } catch (const Error&) {
-    std::string missing;
-    int n = 0;
-    for (int r = 0; r < info_.size; ++r)
-      if (!store_->check({keys[r]})) missing += str(n++ ? "," : "", r);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    store_->set_string(str("arrive/", info_.rank), std::to_string(::getpid()));
+    store_->add("arrivals", 1);
+    auto nap = std::chrono::milliseconds(2);
+    auto last_refresh = start;
+    while (store_->add("arrivals", 0) < info_.size) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - start > timeout) {
+        refresh_missing();
+        mark_comm_failed();
+        fail("bootstrap: timed out after ", elapsed_ms(), " ms waiting for rank(s) ", missing_str(), " of ",
+             info_.size, " to join ", store_->describe(), " (", job_tag(), ")");
+      }
+      if (now - last_refresh > std::chrono::milliseconds(250)) {
+        refresh_missing();
+        last_refresh = now;
+      }
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, std::chrono::milliseconds(50));
+    }
+  } catch (const Error& e) {
+    if (std::string(e.what()).rfind("bootstrap:", 0) == 0) throw;
     mark_comm_failed();
-    fail("bootstrap: timed out after ", ms.count(), " ms waiting for rank(s) ", missing, " of ", info_.size,
-         " to join ", store_->describe(), " (", job_tag(), ")");
+    fail("bootstrap: lost ", store_->describe(), " after ", elapsed_ms(), " ms while waiting for rank(s) ",
+         missing_str(), " of ", info_.size, " to join (", job_tag(), "): ", e.what());
   }
   if (info_.rank == 0) store_->set_string("nonce", std::to_string(mine));
   nonce_ = std::stoull(store_->get_string("nonce", timeout));
