@@ -1,0 +1,163 @@
+// Bootstrap: launcher detection and validation from fake environments (mpirun MPICH/Open MPI, torchrun,
+// single), node membership from local-rank info, and the store rendezvous naming ranks that never come.
+#include "comm/bootstrap.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "core/error.h"
+
+namespace ct::comm {
+namespace {
+
+LaunchInfo parse(const std::map<std::string, std::string>& env) {
+  return parse_launch_env([&](const char* k) -> const char* {
+    auto it = env.find(k);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+std::string error_of(const std::map<std::string, std::string>& env) {
+  try {
+    parse(env);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Bootstrap, Single) {
+  auto i = parse({});
+  EXPECT_EQ(i.launcher, Launcher::single);
+  EXPECT_EQ(i.size, 1);
+}
+
+TEST(Bootstrap, MpichHydra) {
+  auto i = parse({{"PMI_RANK", "3"},
+                  {"PMI_SIZE", "4"},
+                  {"MPI_LOCALRANKID", "1"},
+                  {"MPI_LOCALNRANKS", "2"},
+                  {"RANK", "0"},
+                  {"WORLD_SIZE", "9"}});
+  EXPECT_EQ(i.launcher, Launcher::mpi);
+  EXPECT_EQ(i.rank, 3);
+  EXPECT_EQ(i.size, 4);
+  EXPECT_EQ(i.local_rank, 1);
+  EXPECT_EQ(i.local_size, 2);
+  EXPECT_EQ(i.node, 1);
+  EXPECT_EQ(i.num_nodes, 2);
+}
+
+TEST(Bootstrap, OpenMpi) {
+  auto i = parse({{"OMPI_COMM_WORLD_RANK", "2"},
+                  {"OMPI_COMM_WORLD_SIZE", "3"},
+                  {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}});
+  EXPECT_EQ(i.launcher, Launcher::mpi);
+  EXPECT_EQ(i.rank, 2);
+  EXPECT_EQ(i.node, 2);
+  EXPECT_EQ(i.num_nodes, 3);
+}
+
+TEST(Bootstrap, Torchrun) {
+  auto i = parse({{"RANK", "5"},
+                  {"WORLD_SIZE", "8"},
+                  {"LOCAL_RANK", "1"},
+                  {"LOCAL_WORLD_SIZE", "4"},
+                  {"MASTER_ADDR", "10.0.0.1"},
+                  {"MASTER_PORT", "29500"},
+                  {"TORCHELASTIC_RUN_ID", "abc"},
+                  {"TORCHELASTIC_RESTART_COUNT", "2"},
+                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+  EXPECT_EQ(i.launcher, Launcher::env);
+  EXPECT_EQ(i.node, 1);
+  EXPECT_EQ(i.num_nodes, 2);
+  EXPECT_EQ(i.master_addr, "10.0.0.1");
+  EXPECT_EQ(i.master_port, 29500);
+  EXPECT_EQ(i.run_id, "abc.r2");
+  EXPECT_TRUE(i.agent_store);
+  // A PyTorchJob pod: RANK/WORLD_SIZE only, one process per "node".
+  auto p = parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "m"}, {"MASTER_PORT", "1234"}});
+  EXPECT_EQ(p.local_size, 1);
+  EXPECT_EQ(p.node, 1);
+}
+
+TEST(Bootstrap, BadEnvironmentsGiveOneLineErrors) {
+  std::map<std::string, std::string> ok = {{"RANK", "1"},        {"WORLD_SIZE", "4"},
+                                           {"LOCAL_RANK", "1"},  {"LOCAL_WORLD_SIZE", "2"},
+                                           {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}};
+  EXPECT_EQ(error_of(ok), "");
+  auto with = [&](const std::string& k, const std::string& v) {
+    auto e = ok;
+    if (v.empty())
+      e.erase(k);
+    else
+      e[k] = v;
+    return error_of(e);
+  };
+  EXPECT_NE(with("WORLD_SIZE", "0").find("WORLD_SIZE=0 out of range"), std::string::npos);
+  EXPECT_NE(with("RANK", "4").find("RANK=4 out of range 0..3"), std::string::npos);
+  EXPECT_NE(with("RANK", "x").find("RANK='x' is not an integer"), std::string::npos);
+  EXPECT_NE(with("LOCAL_WORLD_SIZE", "3").find("does not divide WORLD_SIZE=4"), std::string::npos);
+  EXPECT_NE(with("LOCAL_RANK", "0").find("should have LOCAL_RANK=1"), std::string::npos);
+  EXPECT_NE(with("MASTER_ADDR", "").find("MASTER_ADDR is not set"), std::string::npos);
+  EXPECT_NE(with("MASTER_PORT", "70000").find("MASTER_PORT=70000 out of range"), std::string::npos);
+  EXPECT_NE(error_of({{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}}).find("PMI_RANK=2 out of range"),
+            std::string::npos);
+  for (auto& [k, v] : std::map<std::string, std::string>{{"WORLD_SIZE", "0"}, {"RANK", "9"}})
+    EXPECT_EQ(with(k, v).find('\n'), std::string::npos);
+}
+
+TEST(Bootstrap, NodesFromLocalRanks) {
+  EXPECT_EQ(nodes_from_local_ranks({0, 1, 0, 1}, {2, 2, 2, 2}), (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(nodes_from_local_ranks({0, 1, 0}, {2, 2, 1}), (std::vector<int>{0, 0, 1}));
+  EXPECT_THROW(nodes_from_local_ranks({0, 0, 1, 1}, {2, 2, 2, 2}), Error);  // round-robin placement
+  EXPECT_THROW(nodes_from_local_ranks({0, 1, 0}, {2, 2, 2}), Error);        // node cut short
+}
+
+TEST(Bootstrap, StoreRendezvousNamesAbsentRanks) {
+  auto store = make_memory_store();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < 2; ++r)
+    ts.emplace_back([&, r] {
+      LaunchInfo info;
+      info.launcher = Launcher::env;
+      info.size = 4;
+      info.rank = r;
+      info.num_nodes = 4;
+      info.node = r;
+      try {
+        Bootstrap::from_store(info, store, std::chrono::milliseconds(300));
+      } catch (const Error& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : ts) t.join();
+  for (auto& e : errors) EXPECT_NE(e.find("rank(s) 2,3 of 4"), std::string::npos) << e;
+}
+
+TEST(Bootstrap, AllRanksAgreeOnNonce) {
+  auto store = make_memory_store();
+  std::vector<uint64_t> nonce(3);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < 3; ++r)
+    ts.emplace_back([&, r] {
+      LaunchInfo info;
+      info.launcher = Launcher::env;
+      info.size = 3;
+      info.rank = r;
+      auto b = Bootstrap::from_store(info, store, std::chrono::seconds(5));
+      nonce[r] = b->nonce();
+      auto all = b->allgather_string(std::to_string(r * 10), "t", std::chrono::seconds(5));
+      EXPECT_EQ(all, (std::vector<std::string>{"0", "10", "20"}));
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(nonce[0], nonce[1]);
+  EXPECT_EQ(nonce[1], nonce[2]);
+}
+
+}  // namespace
+}  // namespace ct::comm
