@@ -27,21 +27,21 @@ Activation activation_from_name(const std::string& name) {
 void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act) {
   switch (act) {
     case Activation::gelu:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) {
         const float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + fast_erf(x * kInvSqrt2));
+        out[i] = 0.5f * x * fast_erfc(-x * kInvSqrt2);
       }
       break;
     case Activation::gelu_tanh:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) {
         const float x = inp[i];
         out[i] = 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
       }
       break;
     case Activation::relu:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
       break;
   }
@@ -51,16 +51,16 @@ void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n,
 void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act) {
   switch (act) {
     case Activation::gelu:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) {
         const float x = inp[i];
-        const float cdf = 0.5f * (1.0f + fast_erf(x * kInvSqrt2));
+        const float cdf = 0.5f * fast_erfc(-x * kInvSqrt2);
         const float pdf = kInvSqrt2Pi * fast_exp(-0.5f * x * x);
         dinp[i] += dout[i] * (cdf + x * pdf);
       }
       break;
     case Activation::gelu_tanh:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) {
         const float x = inp[i];
         const float u = kSqrt2OverPi * (x + kTanhCoef * x * x * x);
@@ -70,7 +70,7 @@ void activation_backward(float* dinp, const float* dout, const float* inp, int64
       }
       break;
     case Activation::relu:
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
       for (int64_t i = 0; i < n; ++i) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
       break;
   }

@@ -99,7 +99,7 @@ template <class TD>
 void softmax_rows(float* probs, TD* pd, const float* mask, const Resolved& r, const DropoutSite& drop) {
   const int64_t rows = r.B * r.NH * r.T;
   const int64_t T = r.T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * T > 16384)
   for (int64_t row = 0; row < rows; ++row) {
     float* x = probs + row * T;
     const int64_t b = row / (r.NH * T);
@@ -137,7 +137,7 @@ void dropped_probs(TD* pd, const float* probs, const Resolved& r, const DropoutS
   const int64_t n = r.B * r.NH * r.TT;
   constexpr int64_t kChunk = 1 << 14;
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 16384)
   for (int64_t c = 0; c < nchunks; ++c) {
     const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
     if (drop.p == 0.0f) {
@@ -156,7 +156,7 @@ void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const R
                            const DropoutSite& drop, float alpha) {
   const int64_t rows = r.B * r.NH * r.T;
   const int64_t T = r.T;
-#pragma omp parallel
+#pragma omp parallel if (rows * T > 16384)
   {
     std::vector<float> dp_row;  // per thread, once per call: T floats
     dp_row.resize(static_cast<size_t>(T));
@@ -224,7 +224,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
   int64_t ld_dctx = r.ldc;
   if (dt == DType::bf16) {
     bf16* tmp = static_cast<bf16*>(t_dctx.get(r.B * r.T * r.H * 2));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (r.B * r.T * r.H > 16384)
     for (int64_t row = 0; row < r.B * r.T; ++row) f32_to_bf16(dctx + row * r.ldc, tmp + row * r.H, r.H);
     dctx_mm = tmp;
     ld_dctx = r.H;

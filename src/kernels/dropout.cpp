@@ -26,7 +26,7 @@ void dropout_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, co
     return;
   }
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nchunks > 1)
   for (int64_t c = 0; c < nchunks; ++c) {
     const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
     for_each_dropout(site.seed, site.stream, site.offset, site.p, b, e, [&](int64_t i, float s) {
@@ -39,12 +39,12 @@ void dropout_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, co
 void dropout_backward(float* dinp, const float* dout, int64_t n, const DropoutSite& site) {
   check_site(site);
   if (site.p == 0.0f) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > 16384)
     for (int64_t i = 0; i < n; ++i) dinp[i] += dout[i];
     return;
   }
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nchunks > 1)
   for (int64_t c = 0; c < nchunks; ++c) {
     const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
     for_each_dropout(site.seed, site.stream, site.offset, site.p, b, e,

@@ -17,7 +17,7 @@ void embedding_forward(float* out, const int32_t* ids, const int32_t* type_ids, 
       CT_CHECK(type_ids[i] >= 0 && type_ids[i] < TV, "embeddings: token_type_ids[", i / T, ", ", i % T,
                "] = ", type_ids[i], " outside [0, ", TV, ")");
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (B * T * C > 16384)
   for (int64_t i = 0; i < B * T; ++i) {
     const int64_t t = i % T;
     const float* w = wte + static_cast<int64_t>(ids[i]) * C;
@@ -38,7 +38,7 @@ void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout
                         const int32_t* type_ids, int64_t B, int64_t T, int64_t C) {
   constexpr int64_t kCols = 32;
   const int64_t nblocks = (C + kCols - 1) / kCols;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (B * T * C > 16384)
   for (int64_t blk = 0; blk < nblocks; ++blk) {
     const int64_t c0 = blk * kCols, c1 = c0 + kCols < C ? c0 + kCols : C;
     for (int64_t i = 0; i < B * T; ++i) {

@@ -19,7 +19,7 @@ double grad_sq_sum(const float* g, int64_t n) {
   for (int64_t g0 = 0; g0 < nchunks; g0 += kGroup) {
     double part[kGroup];
     const int64_t ng = nchunks - g0 < kGroup ? nchunks - g0 : kGroup;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (ng > 1)
     for (int64_t c = 0; c < ng; ++c) {
       const int64_t b = (g0 + c) * kChunk, e = b + kChunk < n ? b + kChunk : n;
       double s = 0.0;

@@ -8,7 +8,7 @@ namespace ct::kernels {
 
 void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int64_t N, int64_t C, float eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > 16384)
   for (int64_t r = 0; r < N; ++r) {
     const float* x = inp + r * C;
     float s = 0.0f;
@@ -34,7 +34,7 @@ void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, con
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                         const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
   if (dinp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > 16384)
     for (int64_t r = 0; r < N; ++r) {
       const float* x = inp + r * C;
       const float* dy = dout + r * C;
@@ -57,7 +57,7 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   if (dweight || dbias) {
     constexpr int64_t kCols = 64;
     const int64_t nblocks = (C + kCols - 1) / kCols;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > 16384)
     for (int64_t blk = 0; blk < nblocks; ++blk) {
       const int64_t c0 = blk * kCols, c1 = c0 + kCols < C ? c0 + kCols : C;
       float gw[kCols] = {}, gb[kCols] = {};

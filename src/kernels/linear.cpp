@@ -45,7 +45,7 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
 void bias_backward(float* dbias, const float* dout, int64_t BT, int64_t OC) {
   constexpr int64_t kCols = 64;
   const int64_t nblocks = (OC + kCols - 1) / kCols;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BT * OC > 16384)
   for (int64_t blk = 0; blk < nblocks; ++blk) {
     const int64_t c0 = blk * kCols, c1 = c0 + kCols < OC ? c0 + kCols : OC;
     float acc[kCols] = {};

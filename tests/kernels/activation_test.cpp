@@ -1,0 +1,72 @@
+// Activations: vectorized forward/backward vs double references, backward vs finite differences, names.
+#include "kernels/activation.h"
+
+#include "core/error.h"
+#include "test_util.h"
+
+namespace ct::kernels {
+namespace {
+
+std::vector<float> grid() {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.0137f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-6f, -1e-6f, 50.0f, -50.0f, 1e4f, -1e4f}) x.push_back(v);
+  return x;
+}
+
+class ActivationTest : public ::testing::TestWithParam<Activation> {};
+
+TEST_P(ActivationTest, ForwardMatchesReference) {
+  const Activation act = GetParam();
+  auto x = grid();
+  std::vector<float> y(x.size());
+  std::vector<bf16> ybf(x.size());
+  activation_forward(y.data(), ybf.data(), x.data(), static_cast<int64_t>(x.size()), act);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = activation_reference(x[i], act);
+    EXPECT_NEAR(y[i], want, 2e-7 + 2e-6 * std::fabs(want)) << "x=" << x[i];
+    EXPECT_EQ(ybf[i].bits, to_bf16(y[i]).bits);
+  }
+}
+
+TEST_P(ActivationTest, BackwardMatchesReferenceAndFiniteDifferences) {
+  const Activation act = GetParam();
+  auto x = grid();
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto dy = test::randn(n, 3);
+  std::vector<float> dx(x.size(), 0.25f);
+  activation_backward(dx.data(), dy.data(), x.data(), n, act);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = 0.25 + dy[i] * activation_grad_reference(x[i], act);
+    EXPECT_NEAR(dx[i], want, 1e-6 + 1e-5 * std::fabs(want)) << "x=" << x[i];
+    // The double reference derivative against central differences of the double reference function.
+    if (act == Activation::relu && std::fabs(x[i]) < 1e-3) continue;  // kink
+    const double h = 1e-5;
+    const double fd = (activation_reference(x[i] + h, act) - activation_reference(x[i] - h, act)) / (2 * h);
+    EXPECT_NEAR(activation_grad_reference(x[i], act), fd, 1e-6) << "x=" << x[i];
+  }
+  // And the f32 kernel pair against each other: d/dx sum(act(x) * dy) by differences of activation_forward.
+  std::vector<float> g(x.size(), 0.0f);
+  activation_backward(g.data(), dy.data(), x.data(), n, act);
+  auto loss = [&] {
+    std::vector<float> y(x.size());
+    activation_forward(y.data(), nullptr, x.data(), n, act);
+    return test::dot(y, dy);
+  };
+  std::vector<float> xs(x.begin(), x.begin() + std::min<int64_t>(n, 1700));  // finite part of the grid
+  test::expect_fd(loss, x.data(), g.data(), static_cast<int64_t>(xs.size()), 1e-2, 5e-3, 2e-2, "f32 fd", 200);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ActivationTest,
+                         ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu));
+
+TEST(Activation, NamesFollowHuggingFace) {
+  EXPECT_EQ(activation_from_name("gelu"), Activation::gelu);
+  EXPECT_EQ(activation_from_name("gelu_new"), Activation::gelu_tanh);
+  EXPECT_EQ(activation_from_name("gelu_pytorch_tanh"), Activation::gelu_tanh);
+  EXPECT_EQ(activation_from_name("relu"), Activation::relu);
+  EXPECT_THROW(activation_from_name("swish"), Error);
+}
+
+}  // namespace
+}  // namespace ct::kernels

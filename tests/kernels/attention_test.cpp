@@ -1,0 +1,136 @@
+// Attention core: fused-QKV strided layout vs the dense double reference (f32 and bf16), backward vs
+// reference and finite differences, HF mask semantics, dropout recomputation.
+#include "kernels/attention.h"
+
+#include "core/error.h"
+#include "test_util.h"
+
+namespace ct::kernels {
+namespace {
+
+constexpr int64_t B = 2, T = 6, NH = 2, HS = 4, H = NH * HS;
+
+struct Fixture {
+  std::vector<float> qkv = test::randn(B * T * 3 * H, 1);
+  std::vector<float> mask;
+  AttentionDims d{B, T, NH, HS, 3 * H, H};
+  Fixture() {
+    mask.assign(B * T, 1.0f);
+    mask[1 * T + 4] = mask[1 * T + 5] = 0.0f;  // second sequence: two padded keys
+  }
+  // Dense [B, T, H] copy of part p (0 = q, 1 = k, 2 = v).
+  std::vector<float> part(int p) const {
+    std::vector<float> out(B * T * H);
+    for (int64_t r = 0; r < B * T; ++r)
+      for (int64_t c = 0; c < H; ++c) out[r * H + c] = qkv[r * 3 * H + p * H + c];
+    return out;
+  }
+};
+
+TEST(Attention, ForwardMatchesReferenceOnFusedQkv) {
+  Fixture f;
+  for (float p : {0.0f, 0.2f}) {
+    DropoutSite drop{p, 11, 3, 100};
+    std::vector<float> ctx(B * T * H), probs(B * NH * T * T), ctx_r(B * T * H), probs_r(B * NH * T * T);
+    attention_forward(ctx.data(), probs.data(), f.qkv.data(), f.qkv.data() + H, f.qkv.data() + 2 * H,
+                      f.mask.data(), f.d, DType::f32, drop);
+    auto q = f.part(0), k = f.part(1), v = f.part(2);
+    attention_forward_reference(ctx_r.data(), probs_r.data(), q.data(), k.data(), v.data(), f.mask.data(),
+                                f.d, drop);
+    test::expect_close(ctx, ctx_r, 1e-5, 1e-4, "ctx");
+    test::expect_close(probs, probs_r, 1e-6, 1e-4, "probs");
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        EXPECT_EQ(probs[((1 * NH + h) * T + i) * T + 4], 0.0f);  // masked keys: exactly zero
+        EXPECT_EQ(probs[((1 * NH + h) * T + i) * T + 5], 0.0f);
+      }
+  }
+}
+
+TEST(Attention, BackwardMatchesReferenceAndFiniteDifferences) {
+  Fixture f;
+  DropoutSite drop{0.2f, 5, 7, 0};
+  auto r = test::randn(B * T * H, 2);  // loss = sum(ctx * r)
+  std::vector<float> ctx(B * T * H), probs(B * NH * T * T);
+  auto fwd = [&] {
+    attention_forward(ctx.data(), probs.data(), f.qkv.data(), f.qkv.data() + H, f.qkv.data() + 2 * H,
+                      f.mask.data(), f.d, DType::f32, drop);
+    return test::dot(ctx, r);
+  };
+  fwd();
+  std::vector<float> dqkv(B * T * 3 * H, 1.0f);  // backward ADDS
+  attention_backward(dqkv.data(), dqkv.data() + H, dqkv.data() + 2 * H, r.data(), f.qkv.data(),
+                     f.qkv.data() + H, f.qkv.data() + 2 * H, probs.data(), f.d, DType::f32, drop);
+  for (auto& v : dqkv) v -= 1.0f;
+  // Reference on dense copies.
+  auto q = f.part(0), k = f.part(1), v = f.part(2);
+  std::vector<float> dq(B * T * H), dk(B * T * H), dv(B * T * H);
+  attention_backward_reference(dq.data(), dk.data(), dv.data(), r.data(), q.data(), k.data(), v.data(),
+                               probs.data(), f.d, drop);
+  std::vector<float> fused(B * T * 3 * H);
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t c = 0; c < H; ++c) {
+      fused[row * 3 * H + c] = dq[row * H + c];
+      fused[row * 3 * H + H + c] = dk[row * H + c];
+      fused[row * 3 * H + 2 * H + c] = dv[row * H + c];
+    }
+  test::expect_close(dqkv, fused, 1e-5, 1e-4, "dqkv vs reference");
+  test::expect_fd(fwd, f.qkv.data(), dqkv.data(), B * T * 3 * H, 1e-2, 2e-3, 1e-2,
+                  "dqkv vs finite differences");
+}
+
+TEST(Attention, Bf16OperandsStayCloseToF32) {
+  Fixture f;
+  for (auto& x : f.qkv) x = round_bf16(x);  // the reference sees exactly the bf16 values
+  std::vector<bf16> qkv_bf(f.qkv.size());
+  f32_to_bf16(f.qkv.data(), qkv_bf.data(), static_cast<int64_t>(f.qkv.size()));
+  DropoutSite drop{0.1f, 1, 2, 3};
+  std::vector<bf16> ctx(B * T * H);
+  std::vector<float> probs(B * NH * T * T), ctx_r(B * T * H), probs_r(B * NH * T * T);
+  attention_forward(ctx.data(), probs.data(), qkv_bf.data(), qkv_bf.data() + H, qkv_bf.data() + 2 * H,
+                    f.mask.data(), f.d, DType::bf16, drop);
+  auto q = f.part(0), k = f.part(1), v = f.part(2);
+  attention_forward_reference(ctx_r.data(), probs_r.data(), q.data(), k.data(), v.data(), f.mask.data(), f.d,
+                              drop);
+  std::vector<float> ctx_f(ctx.size());
+  bf16_to_f32(ctx.data(), ctx_f.data(), static_cast<int64_t>(ctx.size()));
+  // Probabilities are rounded to bf16 before the context product: ~3 significant digits.
+  test::expect_close(ctx_f, ctx_r, 2e-2, 2e-2, "bf16 ctx");
+  test::expect_close(probs, probs_r, 1e-5, 1e-3, "probs (f32 softmax of bf16 products)");
+  auto r = test::randn(B * T * H, 3);
+  std::vector<float> dqkv(B * T * 3 * H, 0.0f), dq(B * T * H), dk(B * T * H), dv(B * T * H);
+  attention_backward(dqkv.data(), dqkv.data() + H, dqkv.data() + 2 * H, r.data(), qkv_bf.data(),
+                     qkv_bf.data() + H, qkv_bf.data() + 2 * H, probs.data(), f.d, DType::bf16, drop);
+  attention_backward_reference(dq.data(), dk.data(), dv.data(), r.data(), q.data(), k.data(), v.data(),
+                               probs_r.data(), f.d, drop);
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t c = 0; c < H; ++c) {
+      EXPECT_NEAR(dqkv[row * 3 * H + c], dq[row * H + c], 3e-2 + 3e-2 * std::fabs(dq[row * H + c]));
+      EXPECT_NEAR(dqkv[row * 3 * H + H + c], dk[row * H + c], 3e-2 + 3e-2 * std::fabs(dk[row * H + c]));
+      EXPECT_NEAR(dqkv[row * 3 * H + 2 * H + c], dv[row * H + c], 3e-2 + 3e-2 * std::fabs(dv[row * H + c]));
+    }
+}
+
+TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {
+  Fixture f;
+  std::fill(f.mask.begin() + T, f.mask.end(), 0.0f);
+  std::vector<float> ctx(B * T * H), probs(B * NH * T * T);
+  attention_forward(ctx.data(), probs.data(), f.qkv.data(), f.qkv.data() + H, f.qkv.data() + 2 * H,
+                    f.mask.data(), f.d, DType::f32, DropoutSite{});
+  for (int64_t i = NH * T * T; i < B * NH * T * T; ++i) EXPECT_FLOAT_EQ(probs[i], 1.0f / T);
+}
+
+TEST(Attention, BadDimsThrow) {
+  std::vector<float> buf(1024);
+  AttentionDims d{1, 2, 2, 4, 4, 0};  // ld_qkv smaller than NH*HS
+  EXPECT_THROW(attention_forward(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), nullptr, d,
+                                 DType::f32, DropoutSite{}),
+               Error);
+  AttentionDims z{0, 2, 2, 4, 0, 0};
+  EXPECT_THROW(attention_forward(buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), nullptr, z,
+                                 DType::f32, DropoutSite{}),
+               Error);
+}
+
+}  // namespace
+}  // namespace ct::kernels

@@ -1,0 +1,207 @@
+// gemm (oneDNN) against gemm_reference over layouts, batching, dtypes, alpha, accumulate and bias.
+#include "kernels/gemm.h"
+
+#include "core/error.h"
+#include "kernels/linear.h"
+#include "test_util.h"
+
+namespace ct::kernels {
+namespace {
+
+using test::expect_close;
+using test::randn;
+
+std::vector<uint16_t> to_bf(const std::vector<float>& v) {
+  std::vector<uint16_t> o(v.size());
+  for (size_t i = 0; i < v.size(); ++i) o[i] = f32_to_bf16_bits(v[i]);
+  return o;
+}
+
+struct Case {
+  Gemm g;
+  int64_t a_elems, b_elems, c_elems;
+};
+
+void run_case(const Gemm& g, int64_t a_elems, int64_t b_elems, int64_t c_elems, double tol,
+              const std::string& what) {
+  auto a = randn(a_elems, 1), b = randn(b_elems, 2), c0 = randn(c_elems, 3);
+  std::vector<float> bias = randn(g.N, 4);
+  Gemm gg = g;
+  if (g.bias) gg.bias = bias.data();
+  std::vector<uint16_t> abf = to_bf(a), bbf = to_bf(b);
+  const void* ap = g.a_type == DType::f32 ? static_cast<const void*>(a.data()) : abf.data();
+  const void* bp = g.b_type == DType::f32 ? static_cast<const void*>(b.data()) : bbf.data();
+  if (g.c_type == DType::f32) {
+    std::vector<float> got = c0, want = c0;
+    gemm(gg, ap, bp, got.data());
+    gemm_reference(gg, ap, bp, want.data());
+    expect_close(got, want, tol, tol, what);
+  } else {
+    std::vector<uint16_t> got = to_bf(c0), want = to_bf(c0);
+    gemm(gg, ap, bp, got.data());
+    gemm_reference(gg, ap, bp, want.data());
+    std::vector<float> gf(got.size()), wf(want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      gf[i] = bf16_bits_to_f32(got[i]), wf[i] = bf16_bits_to_f32(want[i]);
+    expect_close(gf, wf, 0.05, 0.02, what);
+  }
+}
+
+TEST(Gemm, DensePlainAndTransposedMatchReference) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Gemm g;
+      g.M = 17;
+      g.N = 23;
+      g.K = 31;
+      g.trans_a = ta;
+      g.trans_b = tb;
+      run_case(g, 17 * 31, 23 * 31, 17 * 23, 1e-4,
+               std::string("ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0"));
+    }
+}
+
+TEST(Gemm, AlphaAccumulateAndBias) {
+  Gemm g;
+  g.M = 9;
+  g.N = 12;
+  g.K = 7;
+  g.alpha = 0.25f;
+  g.accumulate = true;
+  run_case(g, 9 * 7, 7 * 12, 9 * 12, 1e-4, "alpha+accumulate");
+  Gemm h;
+  h.M = 9;
+  h.N = 12;
+  h.K = 7;
+  h.trans_b = true;
+  h.bias = reinterpret_cast<const float*>(1);  // replaced by real data in run_case
+  run_case(h, 9 * 7, 12 * 7, 9 * 12, 1e-4, "bias");
+  h.accumulate = true;
+  run_case(h, 9 * 7, 12 * 7, 9 * 12, 1e-4, "bias+accumulate");
+}
+
+TEST(Gemm, StridedRowsAndTwoBatchDimsLikeAttention) {
+  // Q K^T per (b, h) on [B, T, 3H] fused rows: row stride 3H, head stride HS, sequence stride T*3H.
+  const int64_t B = 2, T = 5, NH = 3, HS = 4, H = NH * HS;
+  Gemm g;
+  g.batch_outer = B;
+  g.batch = NH;
+  g.M = T;
+  g.N = T;
+  g.K = HS;
+  g.trans_b = true;
+  g.lda = g.ldb = 3 * H;
+  g.stride_a = g.stride_b = HS;
+  g.outer_stride_a = g.outer_stride_b = T * 3 * H;
+  g.ldc = T;
+  g.stride_c = T * T;
+  g.outer_stride_c = NH * T * T;
+  g.alpha = 0.5f;
+  run_case(g, B * T * 3 * H, B * T * 3 * H, B * NH * T * T, 1e-4, "attention scores");
+  // P V into [B, T, H] with a padded row stride.
+  Gemm h;
+  h.batch_outer = B;
+  h.batch = NH;
+  h.M = T;
+  h.N = HS;
+  h.K = T;
+  h.lda = T;
+  h.stride_a = T * T;
+  h.outer_stride_a = NH * T * T;
+  h.ldb = 3 * H;
+  h.stride_b = HS;
+  h.outer_stride_b = T * 3 * H;
+  h.ldc = H + 3;
+  h.stride_c = HS;
+  h.outer_stride_c = T * (H + 3);
+  h.accumulate = true;
+  run_case(h, B * NH * T * T, B * T * 3 * H, B * T * (H + 3), 1e-4, "context");
+}
+
+TEST(Gemm, DenseBatchDefaults) {
+  Gemm g;
+  g.batch = 3;
+  g.M = 4;
+  g.N = 6;
+  g.K = 5;
+  run_case(g, 3 * 4 * 5, 3 * 5 * 6, 3 * 4 * 6, 1e-4, "batch 3");
+}
+
+TEST(Gemm, Bf16OperandsF32AndBf16Output) {
+  Gemm g;
+  g.M = 33;
+  g.N = 20;
+  g.K = 64;
+  g.trans_b = true;
+  g.a_type = g.b_type = DType::bf16;
+  // Same bf16 inputs on both sides, f32 accumulation: only summation order differs.
+  run_case(g, 33 * 64, 20 * 64, 33 * 20, 1e-4, "bf16 x bf16 -> f32");
+  g.c_type = DType::bf16;
+  run_case(g, 33 * 64, 20 * 64, 33 * 20, 0, "bf16 x bf16 -> bf16");
+  g.c_type = DType::f32;
+  g.accumulate = true;
+  g.trans_a = true;
+  run_case(g, 33 * 64, 20 * 64, 33 * 20, 1e-4, "bf16 trans_a accumulate");
+}
+
+TEST(Gemm, PrimitivesAreCachedPerDescriptor) {
+  Gemm g;
+  g.M = 3;
+  g.N = 19;
+  g.K = 11;
+  std::vector<float> a = randn(33, 5), b = randn(11 * 19, 6), c(57);
+  gemm(g, a.data(), b.data(), c.data());
+  const int64_t n = gemm_cache_size();
+  gemm(g, a.data(), b.data(), c.data());
+  EXPECT_EQ(gemm_cache_size(), n);
+  g.accumulate = true;
+  gemm(g, a.data(), b.data(), c.data());
+  EXPECT_EQ(gemm_cache_size(), n + 1);
+}
+
+TEST(Gemm, BadDescriptorsThrow) {
+  std::vector<float> a(64), b(64), c(64);
+  Gemm g;
+  g.M = 4;
+  g.N = 4;
+  g.K = 4;
+  g.lda = 3;
+  EXPECT_THROW(gemm(g, a.data(), b.data(), c.data()), Error);
+  g.lda = 0;
+  g.a_type = DType::bf16;
+  EXPECT_THROW(gemm(g, a.data(), b.data(), c.data()), Error);
+  g.a_type = DType::f32;
+  g.M = -1;
+  EXPECT_THROW(gemm(g, a.data(), b.data(), c.data()), Error);
+}
+
+TEST(Linear, ForwardBackwardMatchLoopsAndFiniteDifferences) {
+  const int64_t BT = 6, C = 5, OC = 7;
+  auto x = randn(BT * C, 11), w = randn(OC * C, 12), bias = randn(OC, 13), r = randn(BT * OC, 14);
+  std::vector<float> y(BT * OC);
+  linear_forward(y.data(), DType::f32, x.data(), w.data(), bias.data(), BT, C, OC, DType::f32);
+  for (int64_t i = 0; i < BT; ++i)
+    for (int64_t o = 0; o < OC; ++o) {
+      double s = bias[o];
+      for (int64_t c = 0; c < C; ++c) s += static_cast<double>(x[i * C + c]) * w[o * C + c];
+      EXPECT_NEAR(y[i * OC + o], s, 1e-5);
+    }
+  // loss = sum(y * r): dy = r.
+  std::vector<float> dx(BT * C, 1.0f), dw(OC * C, 1.0f), db(OC, 1.0f);  // ones: backward must ADD
+  linear_backward(dx.data(), dw.data(), db.data(), r.data(), r.data(), x.data(), w.data(), BT, C, OC,
+                  DType::f32);
+  for (auto& v : dx) v -= 1.0f;
+  for (auto& v : dw) v -= 1.0f;
+  for (auto& v : db) v -= 1.0f;
+  auto loss = [&] {
+    std::vector<float> yy(BT * OC);
+    linear_forward(yy.data(), DType::f32, x.data(), w.data(), bias.data(), BT, C, OC, DType::f32);
+    return test::dot(yy, r);
+  };
+  test::expect_fd(loss, x.data(), dx.data(), BT * C, 1e-2, 2e-3, 1e-3, "dx");
+  test::expect_fd(loss, w.data(), dw.data(), OC * C, 1e-2, 2e-3, 1e-3, "dw");
+  test::expect_fd(loss, bias.data(), db.data(), OC, 1e-2, 2e-3, 1e-3, "db");
+}
+
+}  // namespace
+}  // namespace ct::kernels

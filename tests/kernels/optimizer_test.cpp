@@ -1,0 +1,77 @@
+// AdamW / SGD: values produced by torch 1.13 (torch.optim.AdamW / SGD, two param groups with and without
+// weight decay, three steps), the scalar references, and range handling.
+#include "kernels/optimizer.h"
+
+#include "core/error.h"
+#include "test_util.h"
+
+namespace ct::kernels {
+namespace {
+
+const std::vector<float> kP0{0.5f, -1.25f, 2.0f, 0.0f, 3.0f, -0.75f};
+const std::vector<std::vector<float>> kGrads{{0.1f, -0.2f, 0.3f, 0.05f, -1.0f, 0.0f},
+                                             {-0.3f, 0.25f, 0.1f, 0.0f, 2.0f, 0.5f},
+                                             {0.2f, 0.2f, -0.4f, 1.0f, 0.0f, -0.1f}};
+const std::vector<SlabRange> kRanges{{0, 3, true}, {3, 3, false}};
+
+TEST(AdamW, MatchesTorchOverThreeSteps) {
+  // torch: AdamW([{a, wd 0.1}, {b, wd 0}], lr=0.05, betas=(0.9, 0.999), eps=1e-8)
+  std::vector<float> p = kP0, m(6), v(6);
+  AdamWHyper h{0.05, 0.9, 0.999, 1e-8, 0.1};
+  for (int s = 0; s < 3; ++s) adamw_step(p.data(), kGrads[s].data(), m.data(), v.data(), kRanges, h, s + 1);
+  test::expect_close(p,
+                     {0.4666827619075775f, -1.212202787399292f, 1.8815115690231323f, -0.11669578403234482f,
+                      3.017544984817505f, -0.8091416358947754f},
+                     1e-6, 1e-6, "param");
+  test::expect_close(m,
+                     {0.0010999991791322827f, 0.02630000002682209f, -0.0066999997943639755f,
+                      0.10405000299215317f, 0.0990000069141388f, 0.034999996423721313f},
+                     1e-7, 1e-5, "exp_avg");
+  test::expect_close(v,
+                     {0.00013989002036396414f, 0.00014235754497349262f, 0.0002598101273179054f,
+                      0.0010024950606748462f, 0.004994001239538193f, 0.0002597499988041818f},
+                     1e-9, 1e-5, "exp_avg_sq");
+}
+
+TEST(AdamW, VectorizedMatchesReferenceOnALargeSlab) {
+  const int64_t n = 200003;  // above the parallel threshold, odd tail
+  auto p = test::randn(n, 1), g = test::randn(n, 2);
+  std::vector<float> m(n), v(n), pr = p, mr(n), vr(n);
+  AdamWHyper h{3e-5, 0.9, 0.999, 1e-8, 0.01};
+  for (int s = 1; s <= 3; ++s) {
+    adamw_update(p.data(), g.data(), m.data(), v.data(), n, h, s, true);
+    adamw_update_reference(pr.data(), g.data(), mr.data(), vr.data(), n, h, s, true);
+  }
+  test::expect_close(p, pr, 1e-7, 1e-6, "param");
+  test::expect_close(m, mr, 1e-7, 1e-5, "exp_avg");
+  test::expect_close(v, vr, 1e-9, 1e-5, "exp_avg_sq");
+}
+
+TEST(Sgd, MatchesTorchWithMomentumOverThreeSteps) {
+  // torch: SGD([{a, wd 0.1}, {b, wd 0}], lr=0.05, momentum=0.9)
+  std::vector<float> p = kP0, buf(6, 123.0f);  // garbage: step 1 must initialize the buffer
+  SgdHyper h{0.05, 0.9, 0.1};
+  for (int s = 0; s < 3; ++s) sgd_step(p.data(), kGrads[s].data(), buf.data(), kRanges, h, s + 1);
+  test::expect_close(p,
+                     {0.4910048246383667f, -1.2218645811080933f, 1.9142993688583374f, -0.05677500367164612f,
+                      2.945499897003174f, -0.7924999594688416f},
+                     1e-6, 1e-6, "param");
+}
+
+TEST(Sgd, PlainMatchesReference) {
+  auto p = test::randn(1000, 3), g = test::randn(1000, 4);
+  std::vector<float> pr = p;
+  SgdHyper h{0.1, 0.0, 0.01};
+  sgd_update(p.data(), g.data(), nullptr, 1000, h, 1, true);
+  sgd_update_reference(pr.data(), g.data(), nullptr, 1000, h, 1, true);
+  test::expect_close(p, pr, 1e-7, 1e-6, "param");
+}
+
+TEST(Optimizer, BadArgumentsThrow) {
+  std::vector<float> p(4), g(4), m(4), v(4);
+  EXPECT_THROW(adamw_update(p.data(), g.data(), m.data(), v.data(), 4, AdamWHyper{}, 0, true), Error);
+  EXPECT_THROW(sgd_update(p.data(), g.data(), nullptr, 4, SgdHyper{0.1, 0.9, 0.0}, 1, true), Error);
+}
+
+}  // namespace
+}  // namespace ct::kernels
