@@ -3,6 +3,8 @@
 // shared segment (zero-copy), async with one and two workers, and hierarchical (two "nodes" joined by Gloo).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "comm_test_util.h"
 
 namespace ct::comm::test {
@@ -85,6 +87,40 @@ TEST(Collectives, AsyncInIssueOrderWithOneAndTwoWorkers) {
         },
         o);
   }
+}
+
+TEST(Collectives, WorkerEnvironment) {
+  // Two pinned workers per rank: CCL_WORKER_AFFINITY lists the node's cores rank by rank.
+  ForkJob job;
+  job.world = 2;
+  job.run_id = "workers";
+  job.env = {{"CCL_WORKER_COUNT", "2"}, {"CCL_WORKER_AFFINITY", "0,1,0-1"}};
+  auto res = run_forked(job, [](int rank) {
+    auto c = make_communicator();
+    std::vector<std::vector<float>> bufs;
+    for (int j = 0; j < 4; ++j) bufs.push_back(inputs_f32(rank, 3001, j));
+    std::vector<WorkPtr> ws;
+    for (int j = 0; j < 4; ++j) ws.push_back(c->allreduce_async(bufs[j].data(), 3001, DType::f32));
+    for (auto& w : ws) w->wait();
+    for (int j = 0; j < 4; ++j)
+      for (int64_t i = 0; i < 3001; ++i)
+        if (bufs[j][i] != ref_reduce(2, i, ReduceOp::sum, false, j)) fail("lane result wrong");
+  });
+  for (auto& r : res) EXPECT_EQ(r.exit_code, 0) << r.message;
+  for (auto [k, v, want] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"CCL_WORKER_COUNT", "0", "CCL_WORKER_COUNT='0'"},
+           {"CCL_WORKER_AFFINITY", "a,b", "CCL_WORKER_AFFINITY='a,b'"},
+           {"CORETRAIN_COMM_TIMEOUT", "soon", "CORETRAIN_COMM_TIMEOUT='soon'"}}) {
+    ForkJob bad;
+    bad.world = 1;
+    bad.env = {{k, v}};
+    auto r = run_forked(bad, [](int) { make_communicator(); });
+    EXPECT_EQ(r[0].exit_code, 1) << k;
+    EXPECT_NE(r[0].message.find(want), std::string::npos) << r[0].message;
+  }
+  EXPECT_THROW(parse_backend("nccl"), Error);
+  EXPECT_EQ(parse_backend("gloo"), Backend::gloo);
+  EXPECT_THROW(parse_reduce_op("prod"), Error);
 }
 
 TEST(Collectives, HierarchicalTwoNodesOverGlooThreads) {
