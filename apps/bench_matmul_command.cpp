@@ -1,0 +1,43 @@
+// `coretrain bench matmul`: the GFLOP/s a oneDNN matmul of the given shape reaches here, f32 and bf16 (the
+// peak that `bench step` divides by for model-FLOP utilization). Defaults are BERT-base's FFN product at
+// batch 4 x 384.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "apps/command.h"
+#include "core/parallel.h"
+#include "kernels/cpu_features.h"
+#include "kernels/peak.h"
+
+namespace {
+
+int run_bench_matmul(int argc, char** argv) {
+  CLI::App app{"Time a oneDNN matmul C[M,N] = A[M,K] B[K,N] and print GFLOP/s (f32 and bf16)",
+               "coretrain bench matmul"};
+  int64_t m = 1536, n = 3072, k = 768;
+  int reps = 10;
+  bool bf16_only = false;
+  app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
+  app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
+  app.add_option("--k", k, "inner dimension")->check(CLI::PositiveNumber);
+  app.add_option("--reps", reps, "timed repetitions (best is reported)")->check(CLI::PositiveNumber);
+  app.add_flag("--bf16", bf16_only, "only the bf16 measurement");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  std::printf("matmul M=%lld N=%lld K=%lld, %d threads, ISA %s\n", static_cast<long long>(m),
+              static_cast<long long>(n), static_cast<long long>(k), ct::num_threads(),
+              ct::kernels::cpu_isa_name().c_str());
+  if (!bf16_only)
+    std::printf("f32:  %.1f GFLOP/s\n", ct::kernels::measure_matmul_gflops(ct::DType::f32, m, n, k, reps));
+  const double bf = ct::kernels::measure_matmul_gflops(ct::DType::bf16, m, n, k, reps);
+  std::printf("bf16: %.1f GFLOP/s%s\n", bf,
+              ct::kernels::cpu_has_fast_bf16() ? "" : " (no AVX512-BF16/AMX on this CPU: emulated, slow)");
+  return 0;
+}
+
+}  // namespace
+
+CT_COMMAND("bench matmul", "time a oneDNN matmul (GFLOP/s, f32 and bf16)", run_bench_matmul);
