@@ -1,0 +1,169 @@
+// `coretrain bench step`: times full training steps (forward, backward, grad clipping, AdamW) of a BERT (or
+// DistilBERT) QA model on random tokens and prints samples/s, ms/step, model-FLOP utilization against the
+// matmul peak measured on this machine in the same run, and peak RSS. bench/step_vs_torch.py runs it beside
+// PyTorch and prints the ratio.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "apps/command.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "kernels/grad_norm.h"
+#include "kernels/optimizer.h"
+#include "kernels/peak.h"
+#include "model/qa_model.h"
+
+namespace {
+
+using ct::model::ModelConfig;
+using ct::model::Precision;
+
+double peak_rss_mb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Matmul FLOPs of one forward pass (the model-FLOP convention: backward costs twice forward).
+double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T) {
+  const double N = static_cast<double>(B * T), H = static_cast<double>(c.hidden_size);
+  const double I = static_cast<double>(c.intermediate_size);
+  const double per_layer = 2 * N * H * 3 * H + 2 * N * H * H + 2 * 2 * N * H * I + 2 * 2 * N * T * H;
+  return per_layer * static_cast<double>(c.num_hidden_layers) + 2 * N * H * 2;
+}
+
+int run_bench_step(int argc, char** argv) {
+  CLI::App app{"Time BERT QA training steps (forward, backward, clip, AdamW) on random tokens",
+               "coretrain bench step"};
+  int64_t layers = 12, hidden = 768, heads = 12, intermediate = 3072, seq = 384, batch = 4, vocab = 30522;
+  int steps = 3, warmup = 1;
+  bool bf16 = false, distilbert = false;
+  uint64_t seed = 42;
+  app.add_option("--layers", layers, "encoder layers")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", hidden, "hidden size")->check(CLI::PositiveNumber);
+  app.add_option("--heads", heads, "attention heads")->check(CLI::PositiveNumber);
+  app.add_option("--intermediate", intermediate, "FFN size")->check(CLI::PositiveNumber);
+  app.add_option("--seq", seq, "sequence length")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--vocab", vocab, "vocabulary size")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", seed, "init / data / dropout seed");
+  app.add_flag("--bf16", bf16, "bf16 matmuls with f32 master weights (autocast-style)");
+  app.add_flag("--distilbert", distilbert, "DistilBERT instead of BERT (no token types)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  ModelConfig c;
+  c.model_type = distilbert ? "distilbert" : "bert";
+  c.vocab_size = vocab;
+  c.hidden_size = hidden;
+  c.num_hidden_layers = layers;
+  c.num_attention_heads = heads;
+  c.intermediate_size = intermediate;
+  c.max_position_embeddings = std::max<int64_t>(512, seq);
+  c.type_vocab_size = distilbert ? 0 : 2;
+  CT_CHECK(hidden % heads == 0, "--hidden ", hidden, " is not divisible by --heads ", heads);
+
+  ct::model::QaModel model(c, bf16 ? Precision::bf16 : Precision::f32);
+  model.init_weights(seed);
+  const bool ran_bf16 = model.precision() == Precision::bf16;
+
+  // Random features: a question segment then a context segment, a span inside the context.
+  ct::Generator gen(seed + 1);
+  const int64_t N = batch * seq;
+  std::vector<int32_t> ids(N), types(N), mask(N, 1), start(batch), end(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = 0; t < seq; ++t) {
+      ids[b * seq + t] = static_cast<int32_t>(1 + gen.below(static_cast<uint64_t>(vocab - 1)));
+      types[b * seq + t] = t >= seq / 4 ? 1 : 0;
+    }
+    start[b] =
+        static_cast<int32_t>(seq / 4 + gen.below(static_cast<uint64_t>(std::max<int64_t>(1, seq / 2))));
+    end[b] = static_cast<int32_t>(std::min<int64_t>(seq - 1, start[b] + gen.below(8)));
+  }
+  ct::model::Batch bt;
+  bt.B = batch;
+  bt.T = seq;
+  bt.input_ids = ids.data();
+  bt.token_type_ids = distilbert ? nullptr : types.data();
+  bt.attention_mask = mask.data();
+  bt.start_positions = start.data();
+  bt.end_positions = end.data();
+
+  const int64_t P = model.num_params();
+  std::vector<float> exp_avg(P, 0.0f), exp_avg_sq(P, 0.0f);
+  std::vector<ct::kernels::SlabRange> ranges;
+  for (const auto& p : model.params()) ranges.push_back({p.offset, p.numel(), p.decay});
+  ct::kernels::AdamWHyper hyper;
+  hyper.lr = 3e-5;
+  hyper.weight_decay = 0.01;
+
+  std::printf(
+      "bench step: %s QA, %lld layers, hidden %lld, heads %lld, intermediate %lld, seq %lld, batch %lld, "
+      "vocab %lld, %s, %d threads, %lld parameters\n",
+      c.model_type.c_str(), static_cast<long long>(layers), static_cast<long long>(hidden),
+      static_cast<long long>(heads), static_cast<long long>(intermediate), static_cast<long long>(seq),
+      static_cast<long long>(batch), static_cast<long long>(vocab), ran_bf16 ? "bf16" : "f32",
+      ct::num_threads(), static_cast<long long>(P));
+  std::fflush(stdout);
+
+  std::vector<double> times;
+  float loss = 0.0f;
+  for (int s = 0; s < warmup + steps; ++s) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    loss = model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s)}, nullptr, nullptr);
+    const auto t1 = clock::now();
+    model.backward();
+    const auto t2 = clock::now();
+    ct::kernels::clip_grad_norm(model.grads_data(), P, 1.0);
+    ct::kernels::adamw_step(model.params_data(), model.grads_data(), exp_avg.data(), exp_avg_sq.data(),
+                            ranges, hyper, s + 1);
+    model.mark_weights_changed();
+    const auto t3 = clock::now();
+    auto ms = [](clock::time_point a, clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    const double sec = ms(t0, t3) / 1e3;
+    std::printf("  step %d%s: %.1f ms (forward %.1f, backward %.1f, clip+AdamW %.1f), loss %.4f\n", s,
+                s < warmup ? " (warm-up)" : "", sec * 1e3, ms(t0, t1), ms(t1, t2), ms(t2, t3), loss);
+    std::fflush(stdout);
+    if (s >= warmup) times.push_back(sec);
+  }
+  double total = 0;
+  for (double t : times) total += t;
+  const double sec_per_step = total / static_cast<double>(times.size());
+  const double samples_per_s = static_cast<double>(batch) / sec_per_step;
+  const double model_flops = 3.0 * forward_matmul_flops(c, batch, seq);
+  const double achieved = model_flops / sec_per_step / 1e9;
+  const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
+  // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
+  const double peak = ct::kernels::measure_matmul_gflops(ran_bf16 ? ct::DType::bf16 : ct::DType::f32, N,
+                                                         intermediate, hidden, 5);
+  std::printf(
+      "samples/s %.3f  ms/step %.1f  model GFLOP/s %.1f  matmul peak %.1f GFLOP/s  MFU %.1f%%  "
+      "peak RSS %.0f MB\n",
+      samples_per_s, sec_per_step * 1e3, achieved, peak, 100.0 * achieved / peak, rss_mb);
+  std::printf(
+      "json: {\"samples_per_s\": %.4f, \"ms_per_step\": %.2f, \"model_gflops\": %.2f, \"peak_gflops\": %.2f, "
+      "\"mfu\": %.4f, \"peak_rss_mb\": %.1f, \"precision\": \"%s\", \"threads\": %d, \"loss\": %.5f}\n",
+      samples_per_s, sec_per_step * 1e3, achieved, peak, achieved / peak, rss_mb, ran_bf16 ? "bf16" : "f32",
+      ct::num_threads(), loss);
+  return 0;
+}
+
+}  // namespace
+
+CT_COMMAND("bench step", "time BERT QA training steps (forward, backward, AdamW) on random tokens",
+           run_bench_step);
