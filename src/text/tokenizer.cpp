@@ -88,8 +88,9 @@ void Tokenizer::finish(const std::string& source) {
     CT_CHECK(!a.content.empty(), source, ": added token ", a.id, " is empty");
     added_first_[static_cast<unsigned char>(a.content[0])] = true;
   }
-  max_token_bytes_ = 0;
-  for (const auto& [token, id] : index_) max_token_bytes_ = std::max(max_token_bytes_, token.size());
+  std::vector<std::pair<std::string_view, int32_t>> entries(index_.begin(), index_.end());
+  trie_.build(std::move(entries));
+  continuation_root_ = trie_.walk(trie_.root(), o.continuing_subword_prefix);
 }
 
 int32_t Tokenizer::token_to_id(std::string_view token) const {
@@ -141,10 +142,9 @@ void Tokenizer::encode_segment(std::string_view text, int32_t base, std::vector<
                  options_.do_lower_case)
       .normalize(text, base, s.chars);
   bert_pre_tokenize(s.chars, s.words);
-  const WordPieceParams params{unk_id_, options_.continuing_subword_prefix, options_.max_input_chars_per_word,
-                               max_token_bytes_};
+  const WordPieceParams params{unk_id_, options_.max_input_chars_per_word, continuation_root_};
   for (const auto& w : s.words) {
-    wordpiece_tokenize(index_, params, s.chars.data() + w.first, w.last - w.first, s.wordpiece, out);
+    wordpiece_tokenize(trie_, params, s.chars.data() + w.first, w.last - w.first, s.wordpiece, out);
   }
 }
 

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/vocab_trie.h"
+
 namespace ct::text {
 
 struct Token {
@@ -93,7 +95,8 @@ class Tokenizer {
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1, mask_id_ = -1;
   std::vector<AddedToken> added_;        // sorted by id
   std::array<bool, 256> added_first_{};  // bytes that can start an added token
-  size_t max_token_bytes_ = 0;           // longest vocab entry: WordPiece never probes longer keys
+  VocabTrie trie_;                       // the vocab again, for WordPiece longest-match walks
+  uint32_t continuation_root_ = VocabTrie::kNone;
 };
 
 }  // namespace ct::text

@@ -1,11 +1,14 @@
-// WordPiece over a word of normalized characters; see wordpiece.h.
+// WordPiece over a word of normalized characters; see wordpiece.h. HF probes word[start:end] (with "##" after
+// the first piece) for end from the word's end down to start+1 and takes the first hit; walking the trie from
+// `start` and remembering the last node that ends a token on a character boundary gives that same longest
+// hit.
 #include "text/wordpiece.h"
 
 #include "text/unicode.h"
 
 namespace ct::text {
 
-void wordpiece_tokenize(const VocabIndex& vocab, const WordPieceParams& params, const NormChar* chars,
+void wordpiece_tokenize(const VocabTrie& vocab, const WordPieceParams& params, const NormChar* chars,
                         size_t n, WordPieceScratch& s, std::vector<Token>& out) {
   const Token unk{params.unk_id, chars[0].begin, chars[n - 1].end};
   if (n > static_cast<size_t>(params.max_input_chars_per_word)) {
@@ -27,33 +30,25 @@ void wordpiece_tokenize(const VocabIndex& vocab, const WordPieceParams& params, 
   const size_t mark = out.size();
   size_t start = 0;
   while (start < n) {
-    // Probes are prefixes of `base`: the rest of the word, behind the continuation prefix after the first
-    // piece.
-    std::string_view base = s.word;
-    size_t plen = 0;
-    if (start > 0) {
-      s.key.assign(params.prefix);
-      s.key.append(s.word, s.pos[start], std::string::npos);
-      base = s.key;
-      plen = params.prefix.size();
-    }
-    size_t end = n;
-    while (end > start && plen + (s.pos[end] - s.pos[start]) > params.max_token_bytes) --end;
-    int32_t id = -1;
-    for (; end > start; --end) {
-      auto it = vocab.find(base.substr(0, plen + (s.pos[end] - s.pos[start])));
-      if (it != vocab.end()) {
-        id = it->second;
-        break;
+    uint32_t node = start == 0 ? vocab.root() : params.continuation_root;
+    size_t best_end = start;
+    int32_t best_id = -1;
+    for (size_t k = start; k < n && node != VocabTrie::kNone; ++k) {
+      for (uint32_t b = s.pos[k]; b < s.pos[k + 1] && node != VocabTrie::kNone; ++b) {
+        node = vocab.child(node, static_cast<uint8_t>(s.word[b]));
+      }
+      if (node != VocabTrie::kNone && vocab.id(node) >= 0) {
+        best_end = k + 1;
+        best_id = vocab.id(node);
       }
     }
-    if (id < 0) {
+    if (best_id < 0) {
       out.resize(mark);
       out.push_back(unk);
       return;
     }
-    out.push_back({id, chars[start].begin, chars[end - 1].end});
-    start = end;
+    out.push_back({best_id, chars[start].begin, chars[best_end - 1].end});
+    start = best_end;
   }
 }
 

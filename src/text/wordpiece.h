@@ -7,25 +7,24 @@
 
 #include "text/bert_normalizer.h"
 #include "text/tokenizer.h"
+#include "text/vocab_trie.h"
 
 namespace ct::text {
 
 struct WordPieceParams {
   int32_t unk_id;
-  std::string_view prefix;  // continuing_subword_prefix, e.g. "##"
   int max_input_chars_per_word;
-  size_t max_token_bytes;  // longest vocab key; longer probes cannot match
+  uint32_t continuation_root;  // trie node after continuing_subword_prefix ("##"), or VocabTrie::kNone
 };
 
 // Reusable buffers so tokenizing a word allocates nothing once warm.
 struct WordPieceScratch {
   std::string word;
-  std::string key;
   std::vector<uint32_t> pos;
 };
 
 // Appends the tokens of the word chars[0..n) (n > 0), each spanning the original bytes of its characters.
-void wordpiece_tokenize(const VocabIndex& vocab, const WordPieceParams& params, const NormChar* chars,
+void wordpiece_tokenize(const VocabTrie& vocab, const WordPieceParams& params, const NormChar* chars,
                         size_t n, WordPieceScratch& scratch, std::vector<Token>& out);
 
 }  // namespace ct::text
