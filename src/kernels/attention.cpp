@@ -149,33 +149,46 @@ void dropped_probs(TD* pd, const float* probs, const Resolved& r, const DropoutS
   }
 }
 
-// dS = P * (dP - sum(dP * P)) * alpha with dP = dropout_backward(dPd); written to ds (may alias dpd when
-// f32).
+inline float load(const float* p, int64_t i) {
+  return p[i];
+}
+inline float load(const bf16* p, int64_t i) {
+  return to_f32(p[i]);
+}
+
+// dS = P * (dP - sum(dP * P)) * alpha with dP = dPd * keep / (1 - p). The keep mask is read off pd (the
+// dropped probabilities): pd == 0 means dropped or P == 0, and where P == 0, dS is 0 whatever the mask, so no
+// Philox recomputation is needed. pd == null means no dropout. ds may alias pd (each element is read before
+// it is written) or dpd.
 template <class TD>
-void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const Resolved& r,
-                           const DropoutSite& drop, float alpha) {
+void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const TD* pd, const Resolved& r,
+                           float drop_p, float alpha) {
   const int64_t rows = r.B * r.NH * r.T;
   const int64_t T = r.T;
-#pragma omp parallel if (rows * T > 16384)
-  {
-    std::vector<float> dp_row;  // per thread, once per call: T floats
-    dp_row.resize(static_cast<size_t>(T));
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
-      const float* g = dpd + row * T;
-      const float* p = probs + row * T;
-      float* dp = dp_row.data();
-      if (drop.p == 0.0f) {
-        std::memcpy(dp, g, sizeof(float) * T);
-      } else {
-        for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + T,
-                         [&](int64_t i, float keep) { dp[i - row * T] = g[i - row * T] * keep; });
-      }
-      float s = 0.0f;
+  const float scale = 1.0f / (1.0f - drop_p);
+#pragma omp parallel for schedule(static) if (rows * T > 16384)
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* g = dpd + row * T;
+    const float* p = probs + row * T;
+    const TD* y = pd ? pd + row * T : nullptr;
+    float s = 0.0f;
+    if (y) {
 #pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < T; ++j) s += dp[j] * p[j];
-      TD* out = ds + row * T;
-      for (int64_t j = 0; j < T; ++j) store(out, j, p[j] * (dp[j] - s) * alpha);
+      for (int64_t j = 0; j < T; ++j) s += (load(y, j) != 0.0f ? g[j] * scale : 0.0f) * p[j];
+    } else {
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < T; ++j) s += g[j] * p[j];
+    }
+    TD* out = ds + row * T;
+    if (y) {
+#pragma omp simd
+      for (int64_t j = 0; j < T; ++j) {
+        const float dp = load(y, j) != 0.0f ? g[j] * scale : 0.0f;
+        store(out, j, p[j] * (dp - s) * alpha);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < T; ++j) store(out, j, p[j] * (g[j] - s) * alpha);
     }
   }
 }
@@ -257,10 +270,12 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
   // dS (alpha folded in): f32 in place over dPd, or bf16 into the Pd scratch (Pd is no longer needed).
   void* ds;
   if (dt == DType::f32) {
-    softmax_backward_rows(dpd, dpd, probs, r, drop, alpha);
+    softmax_backward_rows(dpd, dpd, probs, drop.p > 0.0f ? static_cast<const float*>(pd) : nullptr, r, drop.p,
+                          alpha);
     ds = dpd;
   } else {
-    softmax_backward_rows(static_cast<bf16*>(pd), dpd, probs, r, drop, alpha);
+    bf16* pdb = static_cast<bf16*>(pd);
+    softmax_backward_rows(pdb, dpd, probs, drop.p > 0.0f ? pdb : nullptr, r, drop.p, alpha);
     ds = pd;
   }
   // dQ += dS K ; dK += dS^T Q

@@ -54,9 +54,8 @@ void dropout_backward(float* dinp, const float* dout, int64_t n, const DropoutSi
 
 void dropout_mask_reference(uint8_t* keep, int64_t n, const DropoutSite& site) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint64_t counter = site.offset + static_cast<uint64_t>(i);
-    const auto words = philox4x32(site.seed, site.stream, counter / 4);
-    keep[i] = site.p == 0.0f || u32_to_unit_float(words[counter % 4]) >= site.p;
+    const uint32_t word = dropout_word(site.seed, site.stream, site.offset + static_cast<uint64_t>(i));
+    keep[i] = site.p == 0.0f || u32_to_unit_float(word) >= site.p;
   }
 }
 

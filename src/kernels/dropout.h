@@ -1,8 +1,8 @@
-// Dropout with a counter-based mask: element i of a call is kept iff philox_uniform(seed, stream, offset + i)
-// >= p, a pure function of (seed, stream, offset + i), so backward recomputes the mask instead of storing it
-// and a run is reproducible for any thread count. Kept elements are scaled by 1 / (1 - p) (torch semantics);
-// p = 0 is a no-op (out = inp, no random numbers drawn). The caller picks a distinct (stream, offset) per
-// dropout site and step, e.g. stream = step, offset = site * 2^40.
+// Dropout with a counter-based mask: element i of a call is kept iff the Philox uniform for counter offset +
+// i (dropout_word() in philox_lanes.h) is >= p, a pure function of (seed, stream, offset + i), so backward
+// recomputes the mask instead of storing it and a run is reproducible for any thread count. Kept elements are
+// scaled by 1 / (1 - p) (torch semantics); p = 0 is a no-op (out = inp, no random numbers drawn). The caller
+// picks a distinct (stream, offset) per dropout site and step, e.g. stream = step, offset = site * 2^40.
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 // attention scores must give probability 0, as in torch); erfc is relatively accurate (see below).
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace ct::kernels {
 
@@ -12,7 +12,8 @@ inline float fast_exp(float x) {
   const float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   const bool underflow = x < -87.3f;
   x = x > 88.3f ? 88.3f : (x < -87.3f ? -87.3f : x);
-  const float n = __builtin_roundf(x * kLog2e);
+  const float kShift = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to nearest integer
+  const float n = (x * kLog2e + kShift) - kShift;
   const float r = (x - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -21,9 +22,7 @@ inline float fast_exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
+  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
   return underflow ? 0.0f : p * scale;
 }
 

@@ -12,9 +12,13 @@ namespace {
 
 TEST(Dropout, MaskIsPhiloxUniformAtOrAboveP) {
   const int64_t n = 1000;
-  DropoutSite s{0.3f, 7, 3, 5};  // odd offset: the first element sits mid-block
+  DropoutSite s{0.3f, 7, 3, 5};  // odd offset: the first element sits mid-run
+  // Counter c = 64 g + 16 w + j uses word w of Philox block 16 g + j (see philox_lanes.h).
   std::vector<float> u(n);
-  philox_uniform(s.seed, s.stream, s.offset, u.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t c = s.offset + i;
+    u[i] = u32_to_unit_float(philox4x32(s.seed, s.stream, c / 64 * 16 + c % 16)[c % 64 / 16]);
+  }
   std::vector<uint8_t> keep(n);
   dropout_mask_reference(keep.data(), n, s);
   std::vector<float> x(n, 2.0f), y(n);
