@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -109,6 +110,11 @@ void scale(void* p, int64_t n, DType dt, float divisor) {
     auto* b = static_cast<bf16*>(p);
     reduce_bf16(&b, 1, &b, 1, n, Combine::sum, divisor);
   }
+}
+
+// memcpy that accepts empty ranges with null pointers (a zero-count collective may pass them).
+void copy_n(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
 }
 
 std::vector<int> parse_core_list(const std::string& s) {
@@ -264,7 +270,7 @@ class CommImpl final : public Communicator {
   std::unique_ptr<gloo::rendezvous::Store> gloo_store_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<int> affinity_;
-  uint64_t issued_ = 0;
+  std::atomic<uint64_t> issued_{0};  // ops must still be issued from one thread at a time to keep rank order
   std::vector<std::shared_ptr<void>> private_allocs_;
 };
 
@@ -348,7 +354,8 @@ CommImpl::CommImpl(std::shared_ptr<Bootstrap> boot, const CommOptions& opts)
         } else {
           if (!gloo_store_) gloo_store_ = make_gloo_store(boot_->store(), timeout_);
           GlooTransportOptions go;
-          go.hostname = in.master_addr.empty() ? std::string("127.0.0.1") : local_address_toward(in.master_addr);
+          go.hostname =
+              in.master_addr.empty() ? std::string("127.0.0.1") : local_address_toward(in.master_addr);
           go.connect_timeout = timeout_;
           std::string prefix = backend_ == Backend::ccl ? str("xport/lane", w, "/local", in.local_rank)
                                                         : str("xport/lane", w, "/world");
@@ -508,11 +515,12 @@ void CommImpl::do_reduce_scatter(Lane& l, const void* send, void* recv, int64_t 
   const float divisor = op == ReduceOp::avg ? static_cast<float>(size()) : 0.f;
   const int64_t esz = dtype_size(dt);
   if (size() == 1) {
-    if (send != recv) std::memcpy(recv, send, rc * esz);
+    if (send != recv) copy_n(recv, send, rc * esz);
     return;
   }
   if (!l.transport) return l.shm->reduce_scatter(send, recv, rc, dt, combine_of(op), divisor, t);
   if (!l.shm) {
+    if (rc == 0) return;
     if (dt == DType::f32)
       l.transport->reduce_scatter(static_cast<const float*>(send), static_cast<float*>(recv), rc, wire_of(op),
                                   t);
@@ -524,19 +532,20 @@ void CommImpl::do_reduce_scatter(Lane& l, const void* send, void* recv, int64_t 
   }
   // Hierarchical: allreduce a copy, keep my block (correct, not bandwidth-optimal).
   std::vector<uint8_t> tmp(static_cast<size_t>(rc * size() * esz));
-  std::memcpy(tmp.data(), send, tmp.size());
+  copy_n(tmp.data(), send, tmp.size());
   do_allreduce(l, tmp.data(), rc * size(), dt, op, t);
-  std::memcpy(recv, tmp.data() + rank() * rc * esz, rc * esz);
+  copy_n(recv, tmp.data() + rank() * rc * esz, rc * esz);
 }
 
 void CommImpl::do_allgather(Lane& l, const void* send, void* recv, int64_t count, DType dt, Timeout t) {
   CT_CHECK(count >= 0, "allgather: negative count ", count);
   const int64_t esz = dtype_size(dt);
   if (size() == 1) {
-    if (send != recv) std::memcpy(recv, send, count * esz);
+    if (send != recv) copy_n(recv, send, count * esz);
     return;
   }
   if (!l.transport) return l.shm->allgather(send, recv, count, dt, t);
+  if (count == 0) return;
   if (!l.shm) return l.transport->allgather(send, recv, count * esz, t);
   // Hierarchical: my column across nodes, then the node's columns through shm, then transpose into place.
   const int nodes = num_nodes(), L = local_size();
@@ -547,17 +556,18 @@ void CommImpl::do_allgather(Lane& l, const void* send, void* recv, int64_t count
   auto* out = static_cast<uint8_t*>(recv);
   for (int lr = 0; lr < L; ++lr)
     for (int n = 0; n < nodes; ++n)
-      std::memcpy(out + (n * L + lr) * count * esz, all.data() + (lr * nodes + n) * count * esz, count * esz);
+      copy_n(out + (n * L + lr) * count * esz, all.data() + (lr * nodes + n) * count * esz, count * esz);
 }
 
 void CommImpl::do_alltoall(Lane& l, const void* send, void* recv, int64_t count, DType dt, Timeout t) {
   CT_CHECK(count >= 0, "alltoall: negative count ", count);
   const int64_t esz = dtype_size(dt);
   if (size() == 1) {
-    if (send != recv) std::memcpy(recv, send, count * esz);
+    if (send != recv) copy_n(recv, send, count * esz);
     return;
   }
   if (!l.transport) return l.shm->alltoall(send, recv, count, dt, t);
+  if (count == 0) return;
   if (!l.shm) return l.transport->alltoall(send, recv, count * esz, t);
   // Hierarchical: gather the node's send buffers, then each local-rank group exchanges, per destination node,
   // the blocks its members need; what arrives from node m is already laid out as recv's blocks m*L ..
@@ -569,8 +579,8 @@ void CommImpl::do_alltoall(Lane& l, const void* send, void* recv, int64_t count,
   std::vector<uint8_t> out(static_cast<size_t>(row));
   for (int m = 0; m < nodes; ++m)
     for (int sl = 0; sl < L; ++sl)
-      std::memcpy(out.data() + (m * L + sl) * count * esz,
-                  node_all.data() + sl * row + (m * L + lr) * count * esz, count * esz);
+      copy_n(out.data() + (m * L + sl) * count * esz, node_all.data() + sl * row + (m * L + lr) * count * esz,
+             count * esz);
   l.transport->alltoall(out.data(), recv, L * count * esz, t);
 }
 
@@ -578,6 +588,7 @@ void CommImpl::do_broadcast(Lane& l, void* buf, int64_t count, DType dt, int roo
   CT_CHECK(count >= 0, "broadcast: negative count ", count);
   if (size() == 1) return;
   if (!l.transport) return l.shm->broadcast(buf, count, dt, root, t);
+  if (count == 0) return;
   if (!l.shm) return l.transport->broadcast(buf, count * dtype_size(dt), root, t);
   const int L = local_size();
   if (local_rank() == root % L) l.transport->broadcast(buf, count * dtype_size(dt), root / L, t);

@@ -152,7 +152,7 @@ void copy_bytes(void* dst, const void* src, size_t n) {
   }
   if (i < n) std::memcpy(d + i, s + i, n - i);
 #else
-  std::memcpy(dst, src, n);
+  if (n > 0) std::memcpy(dst, src, n);
 #endif
 }
 

@@ -235,6 +235,7 @@ inline void verify_collectives(Communicator& c, const std::vector<int64_t>& size
     const bool bf = dt == DType::bf16;
     const int64_t esz = dtype_size(dt);
     auto fill = [&](void* p, int r, int64_t n, int64_t off) {
+      if (n == 0) return;
       if (bf) {
         auto v = inputs_bf16(r, n, off);
         std::memcpy(p, v.data(), n * esz);
