@@ -168,8 +168,7 @@ ShmNode::ShmNode(const ShmNodeConfig& config) : config_(config) {
     if (Clock::now() - start > config_.timeout) {
       std::string missing;
       for (int r = 0; r < n; ++r)
-        if (info[r].pid.load() == 0)
-          missing += str(missing.empty() ? "" : ",", config_.first_rank + r);
+        if (info[r].pid.load() == 0) missing += str(missing.empty() ? "" : ",", config_.first_rank + r);
       mark_comm_failed();
       fail("shm: timed out after ", seconds_since(start), " s waiting for rank(s) ", missing,
            " to attach to node ", config_.node, "'s segment /dev/shm", config_.name);
@@ -356,6 +355,9 @@ void ShmChannel::wait_all(uint64_t target, bool check_desc) {
 
 // ------------------------------------------------------------------------------------------------ algorithms
 
+// Step k uses staging buffer k%2. Arrivals per step: X (my pieces staged, and my copy-out of step k-1 done)
+// and Y (my slice reduced). Buffer k%2 is free again for step k+2 once everyone passed X of step k+1, which
+// we have waited for by then, so only the first two steps wait on the previous op.
 void ShmChannel::pipeline_reduce(const uint8_t* src, uint8_t* dst, uint8_t* my_out,
                                  const std::vector<Range>& ranges, DType dtype, Combine op, float divisor,
                                  bool gather) {
@@ -365,17 +367,26 @@ void ShmChannel::pipeline_reduce(const uint8_t* src, uint8_t* dst, uint8_t* my_o
   const int64_t steps = (longest + P - 1) / P;
   std::vector<const uint8_t*> ins(n_);
   uint8_t* outs[2];
+  auto piece = [&](int j, int64_t off) { return std::clamp<int64_t>(ranges[j].len - off, 0, P); };
+  auto copy_out = [&](int b, int64_t off) {
+    for (int j = 0; j < n_; ++j)
+      if (j != me_ && piece(j, off) > 0)
+        copy_bytes(dst + (ranges[j].lo + off) * esz, stage(j, b) + j * P * esz, piece(j, off) * esz);
+  };
+  int prev_b = -1;
+  uint64_t last_x = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t off = k * P;
-    auto piece = [&](int j) { return std::clamp<int64_t>(ranges[j].len - off, 0, P); };
     int b = pick_buffer();
-    wait_all(reuse_[b], false);
+    if (k < 2) wait_all(reuse_[b], false);
     for (int j = 0; j < n_; ++j)
-      if (j != me_ && piece(j) > 0)
-        copy_bytes(stage(me_, b) + j * P * esz, src + (ranges[j].lo + off) * esz, piece(j) * esz);
+      if (j != me_ && piece(j, off) > 0)
+        copy_bytes(stage(me_, b) + j * P * esz, src + (ranges[j].lo + off) * esz, piece(j, off) * esz);
+    if (gather && k > 0) copy_out(prev_b, off - P);
     arrive();
+    last_x = counter_;
     wait_all(counter_, k == 0);
-    if (int64_t m = piece(me_); m > 0) {
+    if (int64_t m = piece(me_, off); m > 0) {
       for (int j = 0; j < n_; ++j)
         ins[j] = j == me_ ? src + (ranges[me_].lo + off) * esz : stage(j, b) + me_ * P * esz;
       outs[0] = my_out + off * esz;
@@ -383,17 +394,19 @@ void ShmChannel::pipeline_reduce(const uint8_t* src, uint8_t* dst, uint8_t* my_o
       reduce_any(dtype, ins.data(), n_, outs, gather ? 2 : 1, m, op, divisor);
     }
     arrive();
-    if (gather) {
-      wait_all(counter_, false);
-      for (int j = 0; j < n_; ++j)
-        if (j != me_ && piece(j) > 0)
-          copy_bytes(dst + (ranges[j].lo + off) * esz, stage(j, b) + j * P * esz, piece(j) * esz);
-      arrive();
-    }
-    reuse_[b] = counter_;
+    if (gather) wait_all(counter_, false);
+    if (!gather) reuse_[b] = counter_;
+    prev_b = b;
+  }
+  if (gather && steps > 0) {
+    copy_out(prev_b, (steps - 1) * P);
+    arrive();
+    reuse_[prev_b] = counter_;
+    if (steps > 1) reuse_[prev_b ^ 1] = last_x;
   }
 }
 
+// One arrival per step: my piece staged (and my copy-out of step k-1 done).
 void ShmChannel::pipeline_gather(const uint8_t* my_src, uint8_t* dst, const std::vector<Range>& ranges,
                                  DType dtype) {
   const int64_t esz = dtype_size(dtype), P = piece_elems(dtype);
@@ -402,19 +415,31 @@ void ShmChannel::pipeline_gather(const uint8_t* my_src, uint8_t* dst, const std:
   int64_t longest = 0;
   for (auto& r : ranges) longest = std::max(longest, r.len);
   const int64_t steps = (longest + P - 1) / P;
+  auto piece = [&](int j, int64_t off) { return std::clamp<int64_t>(ranges[j].len - off, 0, P); };
+  auto copy_out = [&](int b, int64_t off) {
+    for (int j = 0; j < n_; ++j)
+      if (j != me_ && piece(j, off) > 0)
+        copy_bytes(dst + (ranges[j].lo + off) * esz, stage(j, b) + j * P * esz, piece(j, off) * esz);
+  };
+  int prev_b = -1;
+  uint64_t last_x = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t off = k * P;
-    auto piece = [&](int j) { return std::clamp<int64_t>(ranges[j].len - off, 0, P); };
     int b = pick_buffer();
-    wait_all(reuse_[b], false);
-    if (piece(me_) > 0) copy_bytes(stage(me_, b) + me_ * P * esz, my_src + off * esz, piece(me_) * esz);
+    if (k < 2) wait_all(reuse_[b], false);
+    if (piece(me_, off) > 0)
+      copy_bytes(stage(me_, b) + me_ * P * esz, my_src + off * esz, piece(me_, off) * esz);
+    if (k > 0) copy_out(prev_b, off - P);
     arrive();
+    last_x = counter_;
     wait_all(counter_, k == 0);
-    for (int j = 0; j < n_; ++j)
-      if (j != me_ && piece(j) > 0)
-        copy_bytes(dst + (ranges[j].lo + off) * esz, stage(j, b) + j * P * esz, piece(j) * esz);
+    prev_b = b;
+  }
+  if (steps > 0) {
+    copy_out(prev_b, (steps - 1) * P);
     arrive();
-    reuse_[b] = counter_;
+    reuse_[prev_b] = counter_;
+    if (steps > 1) reuse_[prev_b ^ 1] = last_x;
   }
 }
 

@@ -30,8 +30,8 @@ struct ShmNodeConfig {
   int first_rank = 0;  // global rank of local rank 0 (for messages)
   int node = 0;
   int channels = 1;
-  size_t stage_bytes = size_t{512} << 10;  // per rank, per buffer (two buffers)
-  std::string name;                        // control segment, e.g. "/ct-job-1a2b-n0"
+  size_t stage_bytes = size_t{1} << 20;  // per rank, per buffer (two buffers); CORETRAIN_SHM_STAGE_KB
+  std::string name;                      // control segment, e.g. "/ct-job-1a2b-n0"
   ShmTimeout timeout{std::chrono::seconds(300)};
 };
 
