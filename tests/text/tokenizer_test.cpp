@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -334,6 +335,34 @@ TEST(Tokenizer, OffsetsOverMixedText) {
   EXPECT_EQ(e.surfaces, expected_surfaces);
   EXPECT_EQ(e.tokens[15], "re");
   EXPECT_EQ(e.tokens[16], "##sume");
+}
+
+// Arbitrary bytes (malformed UTF-8 included) never break the offset invariants checked by run(), and on valid
+// UTF-8 every token starts and ends on a character boundary.
+TEST(Tokenizer, RandomBytesKeepOffsetsSane) {
+  auto t = make({"a", "##a", "é", "##é", "中", "[", "]"});
+  std::mt19937 rng(3);
+  const std::vector<std::string> pieces = {
+      "a",     "A", "é", "É", "e\xCC\x81", "中",       " ",    "\t",          "\xC2\xA0", "\xE2\x80\x8B",
+      "[SEP]", "[", "!", "İ", "\xFF",      "\xE4\xB8", "\x00", "\xEF\xBF\xBD"};
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    bool valid = true;
+    const int n = static_cast<int>(rng() % 30);
+    for (int k = 0; k < n; ++k) {
+      const size_t p = rng() % pieces.size();
+      text += p == 16 ? std::string(1, '\0') : pieces[p];
+      valid = valid && p != 14 && p != 15;
+    }
+    const auto e = run(t, text);
+    if (!valid) continue;
+    for (const auto& [b, end] : e.spans) {
+      EXPECT_NE(static_cast<unsigned char>(text[b]) & 0xC0, 0x80) << trial;
+      if (end < static_cast<int>(text.size())) {
+        EXPECT_NE(static_cast<unsigned char>(text[end]) & 0xC0, 0x80) << trial;
+      }
+    }
+  }
 }
 
 TEST(Tokenizer, EncodeIsThreadSafe) {
