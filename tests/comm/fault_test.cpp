@@ -61,7 +61,7 @@ TEST(Faults, LateRankTimesOutNamingOpSequenceAndRank) {
   ForkJob job;
   job.world = 2;
   job.run_id = "late";
-  job.timeout_s = "1";
+  job.timeout_s = "1.0";
   auto res = run_forked(job, [](int rank) {
     auto c = make_communicator();
     std::vector<float> v(100, 1.f);

@@ -74,7 +74,9 @@ TEST(ShmReduce, CopyBytes) {
     std::vector<uint8_t> s(n), d(n + 1, 0xee);
     for (size_t i = 0; i < n; ++i) s[i] = static_cast<uint8_t>(i * 13 + 1);
     copy_bytes(d.data(), s.data(), n);
-    if (n > 0) EXPECT_EQ(std::memcmp(d.data(), s.data(), n), 0);
+    if (n > 0) {
+      EXPECT_EQ(std::memcmp(d.data(), s.data(), n), 0);
+    }
     EXPECT_EQ(d[n], 0xee);
   }
 }
