@@ -62,7 +62,9 @@ class Tokenizer {
   static Tokenizer from_dir(const std::string& dir);
   static Tokenizer from_vocab(std::vector<std::string> vocab, TokenizerOptions options = {});
 
-  // Tokens of `text` without special tokens, each with its byte span in `text`.
+  // Tokens of `text`, each with its byte span in `text`; no [CLS]/[SEP] are added around it. As in HF,
+  // special-token strings inside the text (a literal "[SEP]") are matched first and become those tokens.
+  // Thread-safe.
   std::vector<Token> encode(std::string_view text) const;
 
   // Writes vocab.txt, tokenizer_config.json and special_tokens_map.json (and tokenizer.json) as HF saves
