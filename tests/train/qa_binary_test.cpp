@@ -1,0 +1,124 @@
+// The real `coretrain qa` binary (CORETRAIN_BIN) end to end: a tiny BERT trained from random init on a small
+// generated SQuAD set reaches a high F1, its eval_nbest_predictions.json logits match a PyTorch forward of
+// the saved model on the same features (tests/train/nbest_vs_torch.py with Debian's python3 + torch), and bad
+// command lines fail with one line naming the flag and a non-zero exit.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/fs.h"
+#include "data/demo_data.h"
+#include "model/config.h"
+#include "text/tokenizer.h"
+#include "train/checkpoint.h"
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+Run run(const std::string& args) {
+  const std::string log = stdfs::temp_directory_path() / ("ct_qa_bin_" + std::to_string(::getpid()) + ".log");
+  const std::string cmd = std::string(CORETRAIN_BIN) + " qa " + args + " > " + log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  Run r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ct::fs::read_file(log)};
+  stdfs::remove(log);
+  return r;
+}
+
+class QaBinary : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = (stdfs::temp_directory_path() / ("ct_qa_bin_" + std::to_string(::getpid()))).string();
+    stdfs::remove_all(root_);
+    stdfs::create_directories(root_ + "/model");
+    ct::data::DemoOptions o;
+    o.seed = 11;
+    o.train_paragraphs = 600;
+    o.eval_paragraphs = 40;
+    auto demo = ct::data::generate_demo_data(o);
+    ct::data::write_squad_json(demo.train, root_ + "/train.json");
+    ct::data::write_squad_json(demo.eval, root_ + "/dev.json");
+    auto tok = ct::text::Tokenizer::from_vocab(ct::data::build_demo_vocab(demo.train));
+    tok.save(root_ + "/model");
+    ct::model::ModelConfig c;
+    c.vocab_size = tok.vocab_size();
+    c.hidden_size = 64;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.intermediate_size = 128;
+    c.max_position_embeddings = 192;
+    ct::fs::write_file_atomic(root_ + "/model/config.json", ct::model::config_to_json(c));
+  }
+  static void TearDownTestSuite() { stdfs::remove_all(root_); }
+
+  static std::string base(const std::string& out) {
+    return "--config_name " + root_ + "/model --tokenizer_name " + root_ + "/model --train_file " + root_ +
+           "/train.json --validation_file " + root_ + "/dev.json --output_dir " + out +
+           " --max_seq_length 160 --doc_stride 64 --no_cuda --disable_tqdm";
+  }
+  static std::string root_;
+};
+std::string QaBinary::root_;
+
+TEST_F(QaBinary, TrainsToHighF1AndNbestLogitsMatchTorch) {
+  const std::string out = root_ + "/run";
+  auto r = run(base(out) + " --do_train --do_eval --per_device_train_batch_size 16 --learning_rate 2e-3 " +
+               "--warmup_ratio 0.1 --max_steps 150 --logging_steps 50 --save_steps 100 --seed 5 " +
+               "--dump_eval_features " + out + "/eval_features.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto eval = ct::train::read_json(out + "/eval_results.json");
+  EXPECT_GE(eval["eval_f1"].get<double>(), 70.0) << eval.dump();
+  EXPECT_EQ(eval["eval_samples"].get<int64_t>(), 160);
+  EXPECT_TRUE(stdfs::exists(out + "/checkpoint-100/optimizer.safetensors"));
+
+  if (std::system("/usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  const std::string script = std::string(CORETRAIN_SOURCE_DIR) + "/tests/train/nbest_vs_torch.py";
+  const std::string log = out + "/torch_check.log";
+  int rc = std::system(
+      ("/usr/bin/python3 " + script + " " + out + " " + out + "/eval_features.json > " + log + " 2>&1")
+          .c_str());
+  EXPECT_EQ(rc, 0) << ct::fs::read_file(log);
+  std::printf("%s", ct::fs::read_file(log).c_str());
+}
+
+TEST_F(QaBinary, BadCommandLinesFailWithOneLineNamingTheFlag) {
+  const std::string out = root_ + "/bad";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--frobnicate 3", "--frobnicate"},
+      {"--do_train --learning_rate -1", "--learning_rate"},
+      {"--do_train --doc_stride 200", "--doc_stride"},
+      {"--do_train --per_device_train_batch_size 0", "--per_device_train_batch_size"},
+      {"--do_train --train_file " + root_ + "/missing.json", "--train_file"},
+      {"--do_train --max_steps 1 --max_seq_length 8 --doc_stride 2", "--max_seq_length"},
+  };
+  for (const auto& [extra, flag] : cases) {
+    auto r = run(base(out) + " " + extra);
+    EXPECT_EQ(r.code, 1) << extra << "\n" << r.out;
+    // The last line is the error, naming the flag.
+    std::string last = r.out.substr(0, r.out.size() - 1);
+    last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+    EXPECT_NE(last.find("error"), std::string::npos) << r.out;
+    EXPECT_NE(last.find(flag), std::string::npos) << extra << " -> " << r.out;
+  }
+  // A non-empty output_dir without checkpoints is refused and left as it was.
+  stdfs::create_directories(root_ + "/used");
+  ct::fs::write_file_atomic(root_ + "/used/keep.txt", "x");
+  auto r = run(base(root_ + "/used") + " --do_train --max_steps 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--overwrite_output_dir"), std::string::npos) << r.out;
+  EXPECT_EQ(std::distance(stdfs::directory_iterator(root_ + "/used"), stdfs::directory_iterator()), 1);
+  auto h = run("--help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("--per_device_train_batch_size"), std::string::npos);
+}
+
+}  // namespace
