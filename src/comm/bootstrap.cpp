@@ -165,6 +165,10 @@ std::vector<int> nodes_from_local_ranks(const std::vector<int>& local_rank,
 }
 
 std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
+  static std::mutex mu;
+  static std::weak_ptr<Bootstrap> current;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto live = current.lock()) return live;
   LaunchInfo info = parse_launch_env();
   auto b = std::shared_ptr<Bootstrap>(new Bootstrap());
   b->info_ = info;
@@ -191,6 +195,7 @@ std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
     b->store_ = make_prefix_store(tcp, "ct/" + (info.run_id.empty() ? std::string("job") : info.run_id));
   }
   b->meet(timeout);
+  current = b;
   return b;
 }
 

@@ -8,6 +8,7 @@
 // TORCHELASTIC_USE_AGENT_STORE).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +66,9 @@ class Bootstrap {
   bool mpi() const { return info_.launcher == Launcher::mpi; }
   // A value every rank of this job agrees on and no other live job shares (names shared-memory segments).
   uint64_t nonce() const { return nonce_; }
+  // 0, 1, 2, ... for each communicator built on this bootstrap; ranks build theirs in the same order, so the
+  // ids agree and keep the communicators' shared segments and store keys apart.
+  int next_comm_id() { return comm_ids_++; }
   // "job <run_id>": for names and messages.
   std::string job_tag() const;
 
@@ -81,6 +85,7 @@ class Bootstrap {
   std::unique_ptr<class TcpStoreServer> server_;
   uint64_t nonce_ = 0;
   int exchange_round_ = 0;
+  std::atomic<int> comm_ids_{0};
 };
 
 }  // namespace ct::comm

@@ -279,6 +279,7 @@ CommImpl::CommImpl(std::shared_ptr<Bootstrap> boot, const CommOptions& opts)
       backend_(opts.backend),
       timeout_(opts.timeout.count() > 0 ? opts.timeout : default_timeout()) {
   const LaunchInfo& in = info();
+  const int id = boot_->next_comm_id();
   int workers = opts.workers;
   if (workers < 0) {
     const char* v = std::getenv("CCL_WORKER_COUNT");
@@ -323,7 +324,7 @@ CommImpl::CommImpl(std::shared_ptr<Bootstrap> boot, const CommOptions& opts)
           c.stage_bytes = static_cast<size_t>(std::strtoul(kb, nullptr, 10)) << 10;
         char nonce[17];
         std::snprintf(nonce, sizeof(nonce), "%016llx", static_cast<unsigned long long>(boot_->nonce()));
-        c.name = str("/ct-", shm_name_part(boot_->job_tag()), "-", nonce, "-n", in.node);
+        c.name = str("/ct-", shm_name_part(boot_->job_tag()), "-", nonce, "-c", id, "-n", in.node);
         shm_ = std::make_unique<ShmNode>(c);
         for (int w = 0; w < workers; ++w) lanes_[w]->shm = &shm_->channel(w);
       }
@@ -357,8 +358,9 @@ CommImpl::CommImpl(std::shared_ptr<Bootstrap> boot, const CommOptions& opts)
           go.hostname =
               in.master_addr.empty() ? std::string("127.0.0.1") : local_address_toward(in.master_addr);
           go.connect_timeout = timeout_;
-          std::string prefix = backend_ == Backend::ccl ? str("xport/lane", w, "/local", in.local_rank)
-                                                        : str("xport/lane", w, "/world");
+          std::string prefix = backend_ == Backend::ccl
+                                   ? str("xport/c", id, "/lane", w, "/local", in.local_rank)
+                                   : str("xport/c", id, "/lane", w, "/world");
           lanes_[w]->transport = std::make_unique<GlooTransport>(*gloo_store_, prefix, ranks, index, go);
         }
       }

@@ -41,6 +41,27 @@ TEST(Collectives, ProcessesEveryOpRanks2To4) {
   }
 }
 
+TEST(Collectives, SeveralCommunicatorsInOneProcess) {
+  // One bootstrap per process (rank 0 hosts the store once); each communicator has its own segment and keys.
+  ForkJob job;
+  job.world = 3;
+  job.run_id = "several";
+  auto res = run_forked(job, [](int) {
+    auto a = make_communicator();
+    CommOptions go;
+    go.backend = Backend::gloo;
+    auto g = make_communicator(go);
+    CommOptions two;
+    two.workers = 2;
+    auto b = make_communicator(two);
+    verify_collectives(*a, {1000, 40009}, true);
+    verify_collectives(*g, {1000}, false);
+    verify_collectives(*b, {1000, 40009}, true, true);
+    verify_collectives(*a, {7}, true);
+  });
+  for (auto& r : res) EXPECT_EQ(r.exit_code, 0) << "rank " << r.rank << ": " << r.message;
+}
+
 TEST(Collectives, SingleProcessIsCopy) {
   auto c = make_communicator();
   ASSERT_EQ(c->size(), 1);

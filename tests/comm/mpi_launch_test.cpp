@@ -35,6 +35,9 @@ TEST(MpiLaunch, PlainMpiBackend) {
   o.backend = Backend::mpi;
   auto c = make_communicator(o);
   verify_collectives(*c, {0, 1, 1000, 40009}, false);
+  // A second ccl communicator beside it gets its own shared segment.
+  auto d = make_communicator();
+  verify_collectives(*d, {1000}, d->num_nodes() == 1, true);
 }
 
 }  // namespace
