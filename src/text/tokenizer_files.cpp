@@ -239,8 +239,11 @@ void apply_config(const json& c, const std::string& path, TokenizerOptions& o, s
   }
 }
 
-ordered_json added_token_json(const AddedToken& a, bool with_id) {
-  ordered_json j;
+// Json is ordered_json for tokenizer.json (HF's serde field order) and json (sorted keys, as Python's
+// json.dump(sort_keys=True) writes tokenizer_config.json) for the others.
+template <class Json>
+Json added_token_json(const AddedToken& a, bool with_id) {
+  Json j;
   if (with_id) j["id"] = a.id;
   j["content"] = a.content;
   j["single_word"] = a.single_word;
@@ -251,8 +254,9 @@ ordered_json added_token_json(const AddedToken& a, bool with_id) {
   return j;
 }
 
-ordered_json tristate_json(int v) {
-  return v < 0 ? ordered_json(nullptr) : ordered_json(v != 0);
+template <class Json>
+Json tristate_json(int v) {
+  return v < 0 ? Json(nullptr) : Json(v != 0);
 }
 
 }  // namespace
@@ -313,16 +317,16 @@ void Tokenizer::save(const std::string& dir) const {
     vocab_txt += '\n';
   }
 
-  ordered_json specials;
+  json specials;
   specials["cls_token"] = o.cls_token;
   if (mask_id_ >= 0) specials["mask_token"] = o.mask_token;
   specials["pad_token"] = o.pad_token;
   specials["sep_token"] = o.sep_token;
   specials["unk_token"] = o.unk_token;
 
-  ordered_json config;
-  ordered_json decoder = ordered_json::object();
-  for (const auto& a : added_) decoder[std::to_string(a.id)] = added_token_json(a, false);
+  json config;
+  json decoder = json::object();
+  for (const auto& a : added_) decoder[std::to_string(a.id)] = added_token_json<json>(a, false);
   config["added_tokens_decoder"] = decoder;
   config["clean_up_tokenization_spaces"] = true;
   config["cls_token"] = o.cls_token;
@@ -331,7 +335,7 @@ void Tokenizer::save(const std::string& dir) const {
   config["model_max_length"] = o.model_max_length;
   config["pad_token"] = o.pad_token;
   config["sep_token"] = o.sep_token;
-  config["strip_accents"] = tristate_json(o.strip_accents);
+  config["strip_accents"] = tristate_json<json>(o.strip_accents);
   config["tokenize_chinese_chars"] = o.tokenize_chinese_chars;
   config["tokenizer_class"] = "BertTokenizer";
   config["unk_token"] = o.unk_token;
@@ -341,12 +345,12 @@ void Tokenizer::save(const std::string& dir) const {
   tj["truncation"] = nullptr;
   tj["padding"] = nullptr;
   ordered_json added = ordered_json::array();
-  for (const auto& a : added_) added.push_back(added_token_json(a, true));
+  for (const auto& a : added_) added.push_back(added_token_json<ordered_json>(a, true));
   tj["added_tokens"] = added;
   tj["normalizer"] = {{"type", "BertNormalizer"},
                       {"clean_text", o.clean_text},
                       {"handle_chinese_chars", o.tokenize_chinese_chars},
-                      {"strip_accents", tristate_json(o.strip_accents)},
+                      {"strip_accents", tristate_json<ordered_json>(o.strip_accents)},
                       {"lowercase", o.do_lower_case}};
   tj["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
   auto special = [](const std::string& token, int type_id) {
