@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -41,6 +42,7 @@ struct ChildResult {
   int rank = 0;
   int exit_code = -1;  // -signal when killed
   std::string message;
+  std::string stderr_text;  // when ForkJob::capture_stderr
   double seconds = 0;
 };
 
@@ -51,7 +53,12 @@ struct ForkJob {
   std::string run_id = "test";
   std::string timeout_s = "20";
   std::vector<std::pair<std::string, std::string>> env;
+  bool capture_stderr = false;
 };
+
+inline std::string stderr_path(pid_t parent, int rank) {
+  return str("/tmp/ct_comm_test_stderr_", parent, "_", rank);
+}
 
 // Forks one process per rank with torchrun-style env; body's ct::Error (or any exception) becomes the child's
 // message and exit code 1. Each child's message travels back through a pipe. Returns when all children exit
@@ -69,9 +76,14 @@ inline std::vector<ChildResult> run_forked(const ForkJob& job, const std::functi
     if (skipped) continue;
     int p[2];
     if (::pipe(p) != 0) std::abort();
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid == 0) {
       ::close(p[0]);
+      if (job.capture_stderr) {
+        FILE* f = std::freopen(stderr_path(parent, r).c_str(), "w", stderr);
+        (void)f;
+      }
       ::setenv("RANK", std::to_string(r).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(job.world).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(r % local_world).c_str(), 1);
@@ -120,6 +132,14 @@ inline std::vector<ChildResult> run_forked(const ForkJob& job, const std::functi
       ssize_t n;
       while ((n = ::read(fds[r], buf, sizeof(buf))) > 0) out[r].message.append(buf, static_cast<size_t>(n));
       ::close(fds[r]);
+      if (job.capture_stderr) {
+        std::string path = stderr_path(::getpid(), r);
+        if (FILE* f = std::fopen(path.c_str(), "r")) {
+          while (size_t got = std::fread(buf, 1, sizeof(buf), f)) out[r].stderr_text.append(buf, got);
+          std::fclose(f);
+        }
+        std::remove(path.c_str());
+      }
       pids[r] = -1;
       --left;
     }

@@ -62,6 +62,7 @@ TEST(Faults, LateRankTimesOutNamingOpSequenceAndRank) {
   job.world = 2;
   job.run_id = "late";
   job.timeout_s = "1.0";
+  job.capture_stderr = true;
   auto res = run_forked(job, [](int rank) {
     auto c = make_communicator();
     std::vector<float> v(100, 1.f);
@@ -75,6 +76,9 @@ TEST(Faults, LateRankTimesOutNamingOpSequenceAndRank) {
   EXPECT_NE(res[0].message.find("shm allreduce #2"), std::string::npos) << res[0].message;
   EXPECT_NE(res[0].message.find("timed out after"), std::string::npos) << res[0].message;
   EXPECT_NE(res[0].message.find("not arrived: 1"), std::string::npos) << res[0].message;
+  // The stall warning came first, at half the timeout.
+  EXPECT_NE(res[0].stderr_text.find("rank(s) 1 (still at op #1) have not joined"), std::string::npos)
+      << res[0].stderr_text;
   // The late one finds its peer's failure posted instead of waiting out its own timeout.
   EXPECT_EQ(res[1].exit_code, 1);
   EXPECT_NE(res[1].message.find("rank 0"), std::string::npos) << res[1].message;
