@@ -3,6 +3,7 @@
 // thread and only grow, so steady-state calls allocate nothing.
 #include "kernels/attention.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -94,57 +95,66 @@ inline void store(bf16* p, int64_t i, float v) {
   p[i] = to_bf16(v);
 }
 
+// Keys at or past lens[b] are masked for sequence b (padding at the end): they are skipped outright, their
+// probabilities written as the exact zeros the additive mask would give.
 // probs rows in place: mask, softmax; pd = dropout(probs) in the matmul type.
 template <class TD>
-void softmax_rows(float* probs, TD* pd, const float* mask, const Resolved& r, const DropoutSite& drop) {
+void softmax_rows(float* probs, TD* pd, const float* mask, const int64_t* lens, const Resolved& r,
+                  const DropoutSite& drop) {
   const int64_t rows = r.B * r.NH * r.T;
   const int64_t T = r.T;
 #pragma omp parallel for schedule(static) if (rows * T > 16384)
   for (int64_t row = 0; row < rows; ++row) {
     float* x = probs + row * T;
     const int64_t b = row / (r.NH * T);
+    const int64_t L = lens[b];
     if (mask) {
       const float* m = mask + b * T;
 #pragma omp simd
-      for (int64_t j = 0; j < T; ++j) x[j] += m[j] == 0.0f ? -FLT_MAX : 0.0f;
+      for (int64_t j = 0; j < L; ++j) x[j] += m[j] == 0.0f ? -FLT_MAX : 0.0f;
     }
     float mx = -FLT_MAX;
 #pragma omp simd reduction(max : mx)
-    for (int64_t j = 0; j < T; ++j) mx = x[j] > mx ? x[j] : mx;
+    for (int64_t j = 0; j < L; ++j) mx = x[j] > mx ? x[j] : mx;
     float s = 0.0f;
 #pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < T; ++j) {
+    for (int64_t j = 0; j < L; ++j) {
       x[j] = fast_exp(x[j] - mx);
       s += x[j];
     }
     const float inv = 1.0f / s;
 #pragma omp simd
-    for (int64_t j = 0; j < T; ++j) x[j] *= inv;
+    for (int64_t j = 0; j < L; ++j) x[j] *= inv;
+    for (int64_t j = L; j < T; ++j) x[j] = 0.0f;
     if (!pd) continue;
     TD* y = pd + row * T;
     if (drop.p == 0.0f) {
-      for (int64_t j = 0; j < T; ++j) store(y, j, x[j]);
+#pragma omp simd
+      for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + T,
+      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + L,
                        [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
   }
 }
 
-// Recompute pd = dropout(probs) in the matmul type (backward).
+// Recompute pd = dropout(probs) in the matmul type over each row's first lens[b] keys (backward).
 template <class TD>
-void dropped_probs(TD* pd, const float* probs, const Resolved& r, const DropoutSite& drop) {
-  const int64_t n = r.B * r.NH * r.TT;
-  constexpr int64_t kChunk = 1 << 14;
-  const int64_t nchunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > 16384)
-  for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
+void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolved& r,
+                   const DropoutSite& drop) {
+  const int64_t rows = r.B * r.NH * r.T;
+  const int64_t T = r.T;
+#pragma omp parallel for schedule(static) if (rows * T > 16384)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t L = lens[row / (r.NH * T)];
+    const float* x = probs + row * T;
+    TD* y = pd + row * T;
     if (drop.p == 0.0f) {
-      for (int64_t i = b; i < e; ++i) store(pd, i, probs[i]);
+#pragma omp simd
+      for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, b, e,
-                       [&](int64_t i, float keep) { store(pd, i, probs[i] * keep); });
+      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + L,
+                       [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
   }
 }
@@ -161,8 +171,8 @@ inline float load(const bf16* p, int64_t i) {
 // Philox recomputation is needed. pd == null means no dropout. ds may alias pd (each element is read before
 // it is written) or dpd.
 template <class TD>
-void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const TD* pd, const Resolved& r,
-                           float drop_p, float alpha) {
+void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const TD* pd, const int64_t* lens,
+                           const Resolved& r, float drop_p, float alpha) {
   const int64_t rows = r.B * r.NH * r.T;
   const int64_t T = r.T;
   const float scale = 1.0f / (1.0f - drop_p);
@@ -171,67 +181,116 @@ void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const T
     const float* g = dpd + row * T;
     const float* p = probs + row * T;
     const TD* y = pd ? pd + row * T : nullptr;
+    const int64_t L = lens[row / (r.NH * T)];
     float s = 0.0f;
     if (y) {
 #pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < T; ++j) s += (load(y, j) != 0.0f ? g[j] * scale : 0.0f) * p[j];
+      for (int64_t j = 0; j < L; ++j) s += (load(y, j) != 0.0f ? g[j] * scale : 0.0f) * p[j];
     } else {
 #pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < T; ++j) s += g[j] * p[j];
+      for (int64_t j = 0; j < L; ++j) s += g[j] * p[j];
     }
     TD* out = ds + row * T;
     if (y) {
 #pragma omp simd
-      for (int64_t j = 0; j < T; ++j) {
+      for (int64_t j = 0; j < L; ++j) {
         const float dp = load(y, j) != 0.0f ? g[j] * scale : 0.0f;
         store(out, j, p[j] * (dp - s) * alpha);
       }
     } else {
 #pragma omp simd
-      for (int64_t j = 0; j < T; ++j) store(out, j, p[j] * (g[j] - s) * alpha);
+      for (int64_t j = 0; j < L; ++j) store(out, j, p[j] * (g[j] - s) * alpha);
     }
   }
 }
 
 }  // namespace
 
-void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
-                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop) {
-  const Resolved r = resolve(d);
-  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+namespace {
+
+// Key lengths per sequence, rounded up to kKeyQuantum (fewer distinct gemm shapes to cache), capped at T:
+// everything past the last attended key is skipped. No mask, or a fully masked sequence (HF attends uniformly
+// over all keys then), means T.
+constexpr int64_t kKeyQuantum = 32;
+
+const int64_t* key_lengths(const float* mask, const Resolved& r) {
+  thread_local std::vector<int64_t> lens;
+  lens.assign(static_cast<size_t>(r.B), r.T);
+  if (!mask) return lens.data();
+  for (int64_t b = 0; b < r.B; ++b) {
+    int64_t last = -1;
+    for (int64_t j = r.T - 1; j >= 0; --j)
+      if (mask[b * r.T + j] != 0.0f) {
+        last = j;
+        break;
+      }
+    if (last < 0) continue;
+    lens[b] = std::min(r.T, (last + 1 + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+  }
+  return lens.data();
+}
+
+// Runs fn(b0, nb, L) over runs of consecutive sequences sharing one key length.
+template <class Fn>
+void for_each_group(const int64_t* lens, int64_t B, Fn&& fn) {
+  int64_t b0 = 0;
+  while (b0 < B) {
+    int64_t b1 = b0 + 1;
+    while (b1 < B && lens[b1] == lens[b0]) ++b1;
+    fn(b0, b1 - b0, lens[b0]);
+    b0 = b1;
+  }
+}
+
+const void* at(const void* p, int64_t elems, DType t) {
+  return static_cast<const char*>(p) + elems * dtype_size(t);
+}
+void* at(void* p, int64_t elems, DType t) {
+  return static_cast<char*>(p) + elems * dtype_size(t);
+}
+
+void forward_impl(void* ctx, float* probs, const void* q, const void* k, const void* v, const float* mask,
+                  const Resolved& r, DType dt, const DropoutSite& drop) {
   const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
-  // scores = alpha * Q K^T, straight into probs.
-  Gemm g1 = heads_gemm(r, r.T, r.T, r.HS, dt, DType::f32);
-  rows_a(g1, r, r.ldq);
-  rows_b(g1, r, r.ldq);
-  g1.trans_b = true;
-  tt_c(g1, r);
-  g1.alpha = alpha;
-  gemm(g1, q, k, probs);
+  const int64_t* lens = key_lengths(mask, r);
+  // scores = alpha * Q K^T (first L keys), straight into probs.
+  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
+    Gemm g = heads_gemm(r, r.T, L, r.HS, dt, DType::f32);
+    g.batch_outer = nb;
+    rows_a(g, r, r.ldq);
+    rows_b(g, r, r.ldq);
+    g.trans_b = true;
+    tt_c(g, r);
+    g.alpha = alpha;
+    gemm(g, at(q, b0 * r.T * r.ldq, dt), at(k, b0 * r.T * r.ldq, dt), probs + b0 * r.NH * r.TT);
+  });
   // Pd: a separate buffer unless f32 without dropout (then probs itself feeds the context product).
   const bool separate = dt == DType::bf16 || drop.p > 0.0f;
   void* pd = probs;
   if (separate) pd = t_pd.get(r.B * r.NH * r.TT * dtype_size(dt));
   if (!separate)
-    softmax_rows<float>(probs, nullptr, mask, r, drop);
+    softmax_rows<float>(probs, nullptr, mask, lens, r, drop);
   else if (dt == DType::f32)
-    softmax_rows(probs, static_cast<float*>(pd), mask, r, drop);
+    softmax_rows(probs, static_cast<float*>(pd), mask, lens, r, drop);
   else
-    softmax_rows(probs, static_cast<bf16*>(pd), mask, r, drop);
-  // ctx = Pd V
-  Gemm g2 = heads_gemm(r, r.T, r.HS, r.T, dt, dt);
-  tt_a(g2, r);
-  rows_b(g2, r, r.ldq);
-  rows_c(g2, r, r.ldc);
-  gemm(g2, pd, v, ctx);
+    softmax_rows(probs, static_cast<bf16*>(pd), mask, lens, r, drop);
+  // ctx = Pd V over the first L keys.
+  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
+    Gemm g = heads_gemm(r, r.T, r.HS, L, dt, dt);
+    g.batch_outer = nb;
+    tt_a(g, r);
+    rows_b(g, r, r.ldq);
+    rows_c(g, r, r.ldc);
+    gemm(g, at(pd, b0 * r.NH * r.TT, dt), at(v, b0 * r.T * r.ldq, dt), at(ctx, b0 * r.T * r.ldc, dt));
+  });
 }
 
-void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
-                        const void* v, const float* probs, const AttentionDims& d, DType dt,
-                        const DropoutSite& drop) {
-  const Resolved r = resolve(d);
+void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                   const void* v, const float* probs, const float* mask, const Resolved& r, DType dt,
+                   const DropoutSite& drop) {
   const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
   const int64_t n_tt = r.B * r.NH * r.TT;
+  const int64_t* lens = key_lengths(mask, r);
   // dctx in the matmul type.
   const void* dctx_mm = dctx;
   int64_t ld_dctx = r.ldc;
@@ -242,52 +301,89 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
     dctx_mm = tmp;
     ld_dctx = r.H;
   }
-  // dPd = dctx V^T  [B, NH, T, T] f32
+  // dPd = dctx V^T  [B, NH, T, L] f32 (row stride T)
   float* dpd = static_cast<float*>(t_dpd.get(n_tt * 4));
-  Gemm g3 = heads_gemm(r, r.T, r.T, r.HS, dt, DType::f32);
-  rows_a(g3, r, ld_dctx);
-  rows_b(g3, r, r.ldq);
-  g3.trans_b = true;
-  tt_c(g3, r);
-  gemm(g3, dctx_mm, v, dpd);
-  // dV += Pd^T dctx
+  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
+    Gemm g = heads_gemm(r, r.T, L, r.HS, dt, DType::f32);
+    g.batch_outer = nb;
+    rows_a(g, r, ld_dctx);
+    rows_b(g, r, r.ldq);
+    g.trans_b = true;
+    tt_c(g, r);
+    gemm(g, at(dctx_mm, b0 * r.T * ld_dctx, dt), at(v, b0 * r.T * r.ldq, dt), dpd + b0 * r.NH * r.TT);
+  });
+  // dV[first L keys] += Pd^T dctx (later keys have Pd = 0 and get nothing).
   const bool separate = dt == DType::bf16 || drop.p > 0.0f;
   void* pd = const_cast<float*>(probs);
   if (separate) {
     pd = t_pd.get(n_tt * dtype_size(dt));
     if (dt == DType::f32)
-      dropped_probs(static_cast<float*>(pd), probs, r, drop);
+      dropped_probs(static_cast<float*>(pd), probs, lens, r, drop);
     else
-      dropped_probs(static_cast<bf16*>(pd), probs, r, drop);
+      dropped_probs(static_cast<bf16*>(pd), probs, lens, r, drop);
   }
-  Gemm g4 = heads_gemm(r, r.T, r.HS, r.T, dt, DType::f32);
-  tt_a(g4, r);
-  g4.trans_a = true;
-  rows_b(g4, r, ld_dctx);
-  rows_c(g4, r, r.ldq);
-  g4.accumulate = true;
-  gemm(g4, pd, dctx_mm, dv);
+  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
+    Gemm g = heads_gemm(r, L, r.HS, r.T, dt, DType::f32);
+    g.batch_outer = nb;
+    tt_a(g, r);
+    g.trans_a = true;
+    rows_b(g, r, ld_dctx);
+    rows_c(g, r, r.ldq);
+    g.accumulate = true;
+    gemm(g, at(pd, b0 * r.NH * r.TT, dt), at(dctx_mm, b0 * r.T * ld_dctx, dt), dv + b0 * r.T * r.ldq);
+  });
   // dS (alpha folded in): f32 in place over dPd, or bf16 into the Pd scratch (Pd is no longer needed).
   void* ds;
   if (dt == DType::f32) {
-    softmax_backward_rows(dpd, dpd, probs, drop.p > 0.0f ? static_cast<const float*>(pd) : nullptr, r, drop.p,
-                          alpha);
+    softmax_backward_rows(dpd, dpd, probs, drop.p > 0.0f ? static_cast<const float*>(pd) : nullptr, lens, r,
+                          drop.p, alpha);
     ds = dpd;
   } else {
     bf16* pdb = static_cast<bf16*>(pd);
-    softmax_backward_rows(pdb, dpd, probs, drop.p > 0.0f ? pdb : nullptr, r, drop.p, alpha);
+    softmax_backward_rows(pdb, dpd, probs, drop.p > 0.0f ? pdb : nullptr, lens, r, drop.p, alpha);
     ds = pd;
   }
-  // dQ += dS K ; dK += dS^T Q
-  Gemm g5 = heads_gemm(r, r.T, r.HS, r.T, dt, DType::f32);
-  tt_a(g5, r);
-  rows_b(g5, r, r.ldq);
-  rows_c(g5, r, r.ldq);
-  g5.accumulate = true;
-  gemm(g5, ds, k, dq);
-  Gemm g6 = g5;
-  g6.trans_a = true;
-  gemm(g6, ds, q, dk);
+  // dQ += dS K ; dK[first L keys] += dS^T Q
+  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
+    Gemm g = heads_gemm(r, r.T, r.HS, L, dt, DType::f32);
+    g.batch_outer = nb;
+    tt_a(g, r);
+    rows_b(g, r, r.ldq);
+    rows_c(g, r, r.ldq);
+    g.accumulate = true;
+    gemm(g, at(ds, b0 * r.NH * r.TT, dt), at(k, b0 * r.T * r.ldq, dt), dq + b0 * r.T * r.ldq);
+    Gemm h = heads_gemm(r, L, r.HS, r.T, dt, DType::f32);
+    h.batch_outer = nb;
+    tt_a(h, r);
+    h.trans_a = true;
+    rows_b(h, r, r.ldq);
+    rows_c(h, r, r.ldq);
+    h.accumulate = true;
+    gemm(h, at(ds, b0 * r.NH * r.TT, dt), at(q, b0 * r.T * r.ldq, dt), dk + b0 * r.T * r.ldq);
+  });
+}
+
+}  // namespace
+
+void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
+                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  const Resolved r = resolve(d);
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+  forward_impl(ctx, probs, q, k, v, mask, r, dt, drop);
+}
+
+void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                        const void* v, const float* probs, const float* mask, const AttentionDims& d,
+                        DType dt, const DropoutSite& drop) {
+  const Resolved r = resolve(d);
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+  backward_impl(dq, dk, dv, dctx, q, k, v, probs, mask, r, dt, drop);
+}
+
+void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                        const void* v, const float* probs, const AttentionDims& d, DType dt,
+                        const DropoutSite& drop) {
+  attention_backward(dq, dk, dv, dctx, q, k, v, probs, nullptr, d, dt, drop);
 }
 
 void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,

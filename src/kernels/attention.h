@@ -30,9 +30,13 @@ struct AttentionDims {
 void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
                        const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop);
 
-// Backward. dctx [B, T, ld_ctx] f32; q, k, v as in forward (type dt); probs and drop exactly as forward saw
-// them. ADDS (+=) into dq, dk, dv: f32 rows with row stride ld_qkv (e.g. slices of one fused dQKV [B, T, 3H]
-// buffer).
+// Backward. dctx [B, T, ld_ctx] f32; q, k, v as in forward (type dt); probs, mask and drop exactly as forward
+// saw them. ADDS (+=) into dq, dk, dv: f32 rows with row stride ld_qkv (e.g. slices of one fused dQKV [B, T,
+// 3H]). Passing the mask lets backward skip the padded keys past each sequence's last attended one, as
+// forward does (same result, less work); the overload without it computes over all T keys.
+void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
+                        const void* v, const float* probs, const float* mask, const AttentionDims& d,
+                        DType dt, const DropoutSite& drop);
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const AttentionDims& d, DType dt,
                         const DropoutSite& drop);

@@ -43,7 +43,9 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
 }
 
 void bias_backward(float* dbias, const float* dout, int64_t BT, int64_t OC) {
-  constexpr int64_t kCols = 64;
+  // Each column sums its rows in order whatever the column split, so results do not depend on thread count;
+  // wide blocks keep the row reads long and contiguous.
+  constexpr int64_t kCols = 512;
   const int64_t nblocks = (OC + kCols - 1) / kCols;
 #pragma omp parallel for schedule(static) if (BT * OC > 16384)
   for (int64_t blk = 0; blk < nblocks; ++blk) {

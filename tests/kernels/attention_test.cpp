@@ -111,6 +111,50 @@ TEST(Attention, Bf16OperandsStayCloseToF32) {
     }
 }
 
+TEST(Attention, SkippedPaddedKeysGiveTheSameResultAsTheFullComputation) {
+  // T above the 32-key quantum; sequences padded to different lengths (one with a hole inside).
+  constexpr int64_t b = 3, t = 70, nh = 2, hs = 4, h = nh * hs;
+  AttentionDims d{b, t, nh, hs, 3 * h, h};
+  auto qkv = test::randn(b * t * 3 * h, 21);
+  std::vector<float> mask(b * t, 1.0f);
+  for (int64_t j = 20; j < t; ++j) mask[1 * t + j] = 0.0f;  // 20 keys -> one 32-key block
+  for (int64_t j = 45; j < t; ++j) mask[2 * t + j] = 0.0f;  // 45 keys -> 64
+  mask[2 * t + 7] = 0.0f;
+  std::vector<float> q(b * t * h), k(b * t * h), v(b * t * h);
+  for (int64_t row = 0; row < b * t; ++row)
+    for (int64_t c = 0; c < h; ++c) {
+      q[row * h + c] = qkv[row * 3 * h + c];
+      k[row * h + c] = qkv[row * 3 * h + h + c];
+      v[row * h + c] = qkv[row * 3 * h + 2 * h + c];
+    }
+  for (float p : {0.0f, 0.3f}) {
+    DropoutSite drop{p, 9, 4, 1000};
+    std::vector<float> ctx(b * t * h), probs(b * nh * t * t, 7.0f), ctx_r(b * t * h), probs_r(b * nh * t * t);
+    attention_forward(ctx.data(), probs.data(), qkv.data(), qkv.data() + h, qkv.data() + 2 * h, mask.data(),
+                      d, DType::f32, drop);
+    attention_forward_reference(ctx_r.data(), probs_r.data(), q.data(), k.data(), v.data(), mask.data(), d,
+                                drop);
+    test::expect_close(ctx, ctx_r, 1e-5, 1e-4, "ctx");
+    test::expect_close(probs, probs_r, 1e-6, 1e-4, "probs (skipped keys written as zeros)");
+    auto r = test::randn(b * t * h, 22);
+    std::vector<float> dq(b * t * h), dk(b * t * h), dv(b * t * h);
+    attention_backward_reference(dq.data(), dk.data(), dv.data(), r.data(), q.data(), k.data(), v.data(),
+                                 probs_r.data(), d, drop);
+    for (const float* m : std::vector<const float*>{mask.data(), nullptr}) {
+      std::vector<float> dqkv(b * t * 3 * h, 0.0f);
+      attention_backward(dqkv.data(), dqkv.data() + h, dqkv.data() + 2 * h, r.data(), qkv.data(),
+                         qkv.data() + h, qkv.data() + 2 * h, probs.data(), m, d, DType::f32, drop);
+      for (int64_t row = 0; row < b * t; ++row)
+        for (int64_t c = 0; c < h; ++c) {
+          EXPECT_NEAR(dqkv[row * 3 * h + c], dq[row * h + c], 1e-5 + 1e-4 * std::fabs(dq[row * h + c]));
+          EXPECT_NEAR(dqkv[row * 3 * h + h + c], dk[row * h + c], 1e-5 + 1e-4 * std::fabs(dk[row * h + c]));
+          EXPECT_NEAR(dqkv[row * 3 * h + 2 * h + c], dv[row * h + c],
+                      1e-5 + 1e-4 * std::fabs(dv[row * h + c]));
+        }
+    }
+  }
+}
+
 TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {
   Fixture f;
   std::fill(f.mask.begin() + T, f.mask.end(), 0.0f);
