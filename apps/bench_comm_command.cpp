@@ -253,6 +253,13 @@ int run_bench_comm(int argc, char** argv) {
   std::unique_ptr<GlooTransport> gloo;
   std::unique_ptr<GlooBaseline> gloo_base;
   std::unique_ptr<MpiBaseline> mpi_base;
+  if (mpi && n > 1) {
+    // Wire up every pair of ranks now: MPICH 4.0 over UCX/TCP can deadlock in MPI_Finalize closing endpoints
+    // that were only half connected (pairs whose only traffic was one-directional), seen across network
+    // namespaces.
+    std::vector<int> out(static_cast<size_t>(n), rank), in(static_cast<size_t>(n));
+    MPI_Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  }
   if (want_mpi) mpi_base = std::make_unique<MpiBaseline>(MPI_COMM_WORLD);
   if (want_gloo || (!mpi && n > 1)) {
     float addr[5] = {0, 0, 0, 0, 0};
@@ -458,6 +465,16 @@ int run_bench_comm(int argc, char** argv) {
   if (rank == 0 && !json && check)
     std::printf("# total errors: %lld\n", static_cast<long long>(total_errors));
   control_barrier();
+  // Tear down in order and meet once more right before MPI_Finalize (run at exit by the bootstrap): MPICH 4.0
+  // over UCX/TCP can deadlock in MPI_Finalize when ranks reach it far apart (seen across network namespaces).
+  impls.clear();
+  gloo_base.reset();
+  gloo.reset();
+  gloo_store.reset();
+  server.reset();
+  mpi_base.reset();
+  comm.reset();
+  if (mpi && n > 1) MPI_Barrier(MPI_COMM_WORLD);
   CT_CHECK(total_errors == 0, "bench comm: ", total_errors, " wrong elements (--check)");
   return 0;
 }

@@ -61,7 +61,8 @@ netns_mpiexec() {
     echo "$NETNS_SUBNET.$((i + 1)):$ppn" >> "$hostfile"
     i=$((i + 1))
   done
-  ip netns exec "${NETNS_PREFIX}0" mpiexec -genv UCX_TLS tcp,self -f "$hostfile" -n $((nodes * ppn)) -ppn "$ppn" \
+  # A bounded run: a hang (e.g. MPICH/UCX's finalize deadlock, see netns_bench.sh) fails instead of blocking ctest.
+  timeout -k 5 "${NETNS_RUN_TIMEOUT:-120}" ip netns exec "${NETNS_PREFIX}0" mpiexec -genv UCX_TLS tcp,self -f "$hostfile" -n $((nodes * ppn)) -ppn "$ppn" \
     -launcher ssh -launcher-exec "$NETNS_LAUNCH" "$@"
   rc=$?
   rm -f "$hostfile"
@@ -78,7 +79,7 @@ netns_envlaunch() {
   while [ "$n" -lt "$nodes" ]; do
     l=0
     while [ "$l" -lt "$ppn" ]; do
-      ip netns exec "${NETNS_PREFIX}$n" env RANK=$((n * ppn + l)) WORLD_SIZE=$((nodes * ppn)) LOCAL_RANK=$l \
+      timeout -k 5 "${NETNS_RUN_TIMEOUT:-120}" ip netns exec "${NETNS_PREFIX}$n" env RANK=$((n * ppn + l)) WORLD_SIZE=$((nodes * ppn)) LOCAL_RANK=$l \
         LOCAL_WORLD_SIZE="$ppn" MASTER_ADDR="$NETNS_SUBNET.1" MASTER_PORT="$port" "$@" &
       pids="$pids $!"
       l=$((l + 1))
