@@ -5,7 +5,13 @@
 #include "comm/shm_node.h"
 
 #include <immintrin.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -105,8 +111,10 @@ struct ShmChannel::Desc {
 };
 
 struct alignas(64) ShmChannel::Slot {
-  std::atomic<uint64_t> counter;  // alone in its cache line: peers poll it
-  char pad0[56];
+  std::atomic<uint64_t> counter;   // peers poll it; only sleeper bookkeeping shares its cache line
+  std::atomic<uint32_t> bell;      // futex word: changes on every arrival (and on failure) to wake sleepers
+  std::atomic<uint32_t> sleepers;  // peers blocked in futex_wait on bell
+  char pad0[48];
   std::atomic<uint64_t> seq_posted;
   std::atomic<uint32_t> failed;
   char pad1[52];
@@ -235,6 +243,7 @@ void ShmChannel::fail_op(const std::string& what) {
     Slot& s = slot(me_);
     std::strncpy(s.reason, msg.c_str(), sizeof(s.reason) - 1);
     s.failed.store(1, std::memory_order_release);
+    ring(s);
   }
   mark_comm_failed();
   throw Error(msg);
@@ -279,7 +288,28 @@ void ShmChannel::begin(uint8_t kind, int64_t count, DType dtype, uint8_t op, int
 }
 
 void ShmChannel::arrive() {
-  slot(me_).counter.store(++counter_, std::memory_order_release);
+  Slot& s = slot(me_);
+  s.counter.store(++counter_, std::memory_order_release);
+  ring(s);
+}
+
+// Wakes peers sleeping on s.bell. seq_cst on bell/sleepers pairs with the sleeper's increment-then-read (a
+// Dekker handshake): either we see the sleeper and wake it, or it sees the new bell and does not sleep.
+void ShmChannel::ring(Slot& s) {
+  s.bell.fetch_add(1, std::memory_order_seq_cst);
+  if (s.sleepers.load(std::memory_order_seq_cst) > 0)
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&s.bell), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+// Blocks until peer's bell changes from what it was on entry, or `cap` passes.
+void ShmChannel::sleep_on(Slot& peer, uint64_t target, std::chrono::microseconds cap) {
+  peer.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  uint32_t bell = peer.bell.load(std::memory_order_seq_cst);
+  if (peer.counter.load(std::memory_order_acquire) < target && !peer.failed.load(std::memory_order_acquire)) {
+    timespec ts{static_cast<time_t>(cap.count() / 1000000), static_cast<long>(cap.count() % 1000000) * 1000};
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&peer.bell), FUTEX_WAIT, bell, &ts, nullptr, 0);
+  }
+  peer.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ShmChannel::check_descriptors() {
@@ -308,7 +338,6 @@ void ShmChannel::wait_all(uint64_t target, bool check_desc) {
   auto arrived = [&](int j) { return slot(j).counter.load(std::memory_order_acquire) >= target; };
   for (int j = 0; j < n_; ++j) {
     if (j == me_ || arrived(j)) continue;
-    auto nap = std::chrono::microseconds(2);
     auto last_pid_check = Clock::now();
     bool warned = false;
     for (uint64_t iter = 0; !arrived(j); ++iter) {
@@ -318,11 +347,11 @@ void ShmChannel::wait_all(uint64_t target, bool check_desc) {
       }
       if (iter < kSpin + kYield) {
         ::sched_yield();
+        if ((iter & 7) != 0) continue;
       } else {
-        std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2, std::chrono::microseconds(200));
+        // Woken by the peer's next arrival; the cap keeps the diagnostics below running.
+        sleep_on(slot(j), target, std::chrono::microseconds(50000));
       }
-      if ((iter & 7) != 0) continue;
       // Slow path: diagnostics for every rank not yet arrived.
       auto now = Clock::now();
       double elapsed = std::chrono::duration<double>(now - start_).count();

@@ -3,10 +3,10 @@
 // failure note) and each rank's double-buffered staging area. A ShmChannel runs the node-local collectives
 // over one channel's slots; channels are independent so several worker threads can progress ops at once.
 //
-// Waiting: spin briefly, then yield, then nap (4 ranks on 2 cores must not livelock). Every wait has a
-// deadline and reports the op, its sequence number, the ranks not arrived and the elapsed time; a stall
-// warning is logged at half the timeout; a peer whose pid died, or that posted a failure, fails the others at
-// once.
+// Waiting: spin briefly, then yield, then sleep on a futex the peer rings when it arrives (4 ranks on 2 cores
+// must not livelock). Every wait has a deadline and reports the op, its sequence number, the ranks not arrived
+// and the elapsed time; a stall warning is logged at half the timeout; a peer whose pid died, or that posted a
+// failure, fails the others at once.
 #pragma once
 
 #include <chrono>
@@ -72,6 +72,8 @@ class ShmChannel {
   void begin(uint8_t kind, int64_t count, DType dtype, uint8_t op, int32_t root, const void* buf,
              ShmTimeout timeout);
   void arrive();
+  void ring(Slot& s);
+  void sleep_on(Slot& peer, uint64_t target, std::chrono::microseconds cap);
   void wait_all(uint64_t target, bool check_desc);
   void check_descriptors();
   [[noreturn]] void fail_op(const std::string& what);
