@@ -203,12 +203,16 @@ std::vector<Example> make_paragraph(Rng& rng, const DemoOptions& o, const std::s
   std::vector<size_t> used(pools.size(), 0);
 
   std::vector<Fact> facts;
+  std::vector<bool> taken(relations().size(), false);
   for (size_t p = 0; p < people; ++p) {
-    std::vector<size_t> rel(relations().size());
-    for (size_t r = 0; r < rel.size(); ++r) rel[r] = r;
+    std::vector<size_t> rel;
+    for (size_t r = 0; r < relations().size(); ++r) {
+      if (o.repeat_relations || !taken[r]) rel.push_back(r);
+    }
     rng.shuffle(rel);
     const size_t k = static_cast<size_t>(rng.between(o.min_facts, o.max_facts));
     for (size_t j = 0; j < k && j < rel.size(); ++j) {
+      taken[rel[j]] = true;
       // Two facts of one kind (birth and home city, ...) take two different values.
       const size_t kind = static_cast<size_t>(relations()[rel[j]].kind);
       facts.push_back(Fact{p, rel[j], pools[kind][used[kind]++ % pools[kind].size()]});
@@ -315,6 +319,9 @@ DemoData generate_demo_data(const DemoOptions& o) {
                o.max_facts <= static_cast<int64_t>(relations().size()),
            "demo: facts per person must satisfy 1 <= min_facts <= max_facts <= ", relations().size(),
            ", got ", o.min_facts, "..", o.max_facts);
+  CT_CHECK(o.repeat_relations || o.max_people * o.min_facts <= static_cast<int64_t>(relations().size()),
+           "demo: max_people * min_facts must be <= ", relations().size(),
+           " when relations do not repeat within a paragraph, got ", o.max_people, " * ", o.min_facts);
   CT_CHECK(o.questions_per_paragraph >= 1, "demo: questions_per_paragraph must be >= 1, got ",
            o.questions_per_paragraph);
   Rng rng{Generator(o.seed)};

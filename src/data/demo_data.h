@@ -2,8 +2,11 @@
 // few people; every person gets several facts (birth city, home city, birth year, year they started working,
 // profession, employer, favorite color, car color, number of cats, number of books), each told by one of
 // several sentence templates, all sentences shuffled. Facts of the same entity type appear for several people
-// (answer by the name) and for the same person under different relations (answer by the question's wording),
-// so neither a position nor a type guess answers a question. Train and held-out sets use disjoint paragraphs.
+// under different relations (birth vs home city, birth vs start year, favorite vs car color, cats vs books),
+// so the question's wording picks the answer and neither a position nor a type guess does. By default a
+// relation appears once per paragraph, which a 2-layer model learns quickly;
+// `repeat_relations` lets several people share one, so the person's name must be matched too (slower to
+// learn). Train and held-out sets use disjoint paragraphs.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +24,8 @@ struct DemoOptions {
   int64_t min_people = 2;  // per paragraph
   int64_t max_people = 3;
   int64_t min_facts = 2;  // per person
-  int64_t max_facts = 4;
+  int64_t max_facts = 3;
+  bool repeat_relations = false;  // let several people of a paragraph share a relation (names then matter)
   int64_t questions_per_paragraph = 4;
 };
 

@@ -173,6 +173,30 @@ TEST(DemoData, WrittenJsonReadsBack) {
   EXPECT_EQ(j["data"][0]["paragraphs"].size(), 10u);
 }
 
+int occurrences(const std::string& s, const std::string& w) {
+  int n = 0;
+  for (size_t p = s.find(w); p != std::string::npos; p = s.find(w, p + 1)) ++n;
+  return n;
+}
+
+TEST(DemoData, RelationsRepeatOnlyWhenAsked) {
+  // Every "cats" / "books" sentence is one relation: at most one per paragraph unless repeat_relations is
+  // set.
+  DemoOptions o = small(8);
+  int most = 0;
+  for (const Example& e : generate_demo_data(o).train) {
+    most = std::max({most, occurrences(e.context, " cats"), occurrences(e.context, " books")});
+  }
+  EXPECT_EQ(most, 1);
+  o.repeat_relations = true;
+  o.max_facts = 10;
+  most = 0;
+  for (const Example& e : generate_demo_data(o).train) {
+    most = std::max({most, occurrences(e.context, " cats"), occurrences(e.context, " books")});
+  }
+  EXPECT_GE(most, 2);
+}
+
 TEST(DemoData, BadOptions) {
   DemoOptions o;
   o.train_paragraphs = 0;
@@ -187,6 +211,13 @@ TEST(DemoData, BadOptions) {
   o = DemoOptions{};
   o.questions_per_paragraph = 0;
   testing::expect_error([&] { generate_demo_data(o); }, {"questions_per_paragraph"});
+  o = DemoOptions{};
+  o.min_facts = o.max_facts = 4;
+  testing::expect_error([&] { generate_demo_data(o); }, {"max_people * min_facts must be <= 10", "3 * 4"});
+  o.repeat_relations = true;
+  o.train_paragraphs = 10;
+  o.eval_paragraphs = 2;
+  EXPECT_NO_THROW(generate_demo_data(o));
 }
 
 }  // namespace
