@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "text/unicode.h"
@@ -15,12 +17,20 @@ struct Pending {
   char32_t cp;
   int32_t begin, end;
   int ccc;
+  bool consuming;  // first piece of its source char (HF change 0); later pieces are insertions (+1)
 };
 
 // The strip_accents and lowercase stages for one character after clean_text and CJK padding.
 class Tail {
  public:
   Tail(bool strip, bool lower, std::vector<NormChar>& out) : strip_(strip), lower_(lower), out_(out) {}
+
+  // An ASCII character, already lower-cased when asked: a starter with no decomposition.
+  void push_simple(char32_t c, int32_t b, int32_t e) {
+    flush();
+    prev_ = {b, e};
+    out_.push_back({c, b, e});
+  }
 
   void push(char32_t c, int32_t b, int32_t e) {
     if (!strip_) return lower(c, b, e);
@@ -29,23 +39,39 @@ class Tail {
     CT_ASSERT(n <= static_cast<int>(d.size()));  // canonical decompositions are at most 4 characters
     for (int k = 0; k < n; ++k) {
       const int ccc = combining_class(d[k]);
-      if (ccc == 0) flush();
-      if (is_nonspacing_mark(d[k])) continue;
       if (ccc == 0) {
-        lower(d[k], b, e);
+        flush();
+        prev_ = {b, e};
+        if (!is_nonspacing_mark(d[k])) lower(d[k], b, e);
       } else {
-        run_.push_back({d[k], b, e, ccc});  // a spacing mark that NFD may reorder: wait for the run's end
+        run_.push_back({d[k], b, e, ccc, k == 0});  // NFD may reorder it: wait for the run's end
       }
     }
   }
 
-  // NFD orders each run of non-starters by combining class (stably). Mn marks are dropped whatever their
-  // place, so only the surviving non-starters need sorting.
+  // NFD sorts each run of non-starters by combining class (stably). HF's alignment is positional: after the
+  // sort, the j-th consuming character takes the span of the j-th consumed original character, and an
+  // inserted piece the span of the last one consumed before it. Then Mn marks are dropped.
   void flush() {
     if (run_.empty()) return;
-    std::stable_sort(run_.begin(), run_.end(),
-                     [](const Pending& a, const Pending& b) { return a.ccc < b.ccc; });
-    for (const auto& p : run_) lower(p.cp, p.begin, p.end);
+    spans_.clear();
+    for (const auto& p : run_) {
+      if (p.consuming) spans_.emplace_back(p.begin, p.end);
+    }
+    if (run_.size() > 1) {
+      std::stable_sort(run_.begin(), run_.end(),
+                       [](const Pending& a, const Pending& b) { return a.ccc < b.ccc; });
+      size_t q = 0;
+      std::pair<int32_t, int32_t> last = prev_;
+      for (auto& p : run_) {
+        if (p.consuming) last = spans_[q++];
+        std::tie(p.begin, p.end) = last;
+      }
+    }
+    if (!spans_.empty()) prev_ = spans_.back();
+    for (const auto& p : run_) {
+      if (!is_nonspacing_mark(p.cp)) lower(p.cp, p.begin, p.end);
+    }
     run_.clear();
   }
 
@@ -63,6 +89,8 @@ class Tail {
   bool strip_, lower_;
   std::vector<NormChar>& out_;
   std::vector<Pending> run_;
+  std::vector<std::pair<int32_t, int32_t>> spans_;
+  std::pair<int32_t, int32_t> prev_{0, 0};  // span of the last consumed character (HF alignments[offset - 1])
 };
 
 }  // namespace
@@ -83,9 +111,12 @@ void BertNormalizer::normalize(std::string_view text, int32_t base, std::vector<
         if ((c < 0x20 && !keep_control) || c == 0x7F) continue;  // Cc (incl. \v \f, filtered before mapping)
         if (keep_control) c = ' ';
       }
-      tail.flush();  // ASCII characters are starters
       if (lower_ && c >= 'A' && c <= 'Z') c += 'a' - 'A';
-      out.push_back({c, b, b + 1});
+      if (strip_) {
+        tail.push_simple(c, b, b + 1);  // keeps the reorder state right
+      } else {
+        out.push_back({c, b, b + 1});
+      }
       continue;
     }
     size_t len;

@@ -74,7 +74,6 @@ static utf8proc_category_t category(char32_t c) {
 
 bool is_other(char32_t c) {
   switch (category(c)) {
-    case UTF8PROC_CATEGORY_CN:
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:

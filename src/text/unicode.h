@@ -19,7 +19,9 @@ void append_utf8(std::string& out, char32_t c);
 
 // Rust's char::is_whitespace (the Unicode White_Space property).
 bool is_whitespace(char32_t c);
-// General category C* (Cc, Cf, Cs, Co, Cn).
+// What BertNormalizer's clean_text drops besides NUL and U+FFFD: Cc, Cf, Co, Cs. Unassigned code points (Cn)
+// are kept, as the real HF tokenizer does (checked against tokenizers 0.23: U+0378, U+FFFF, U+10FFFF
+// survive).
 bool is_other(char32_t c);
 // HF BertPreTokenizer punctuation: ASCII punctuation (which includes symbols such as $ + < = > ^ ` | ~) or
 // P*.

@@ -278,6 +278,13 @@ TEST(Tokenizer, ControlAndZeroWidthDropped) {
           "b \xE2\x82");
   EXPECT_EQ(e.tokens, (Strings{"ab"}));
   EXPECT_EQ(e.spans, (Spans{{0, 3}}));
+  // Unassigned code points (Cn) are kept: verified against HF tokenizers 0.23, which keeps U+0378.
+  auto cn = make({"a", "##\xCD\xB8", "##b"});
+  EXPECT_EQ(run(cn,
+                "a\xCD\xB8"
+                "b")
+                .tokens,
+            (Strings{"a", "##\xCD\xB8", "##b"}));
   // Without clean_text, \v is still whitespace for the pre-tokenizer and other controls stay in the word.
   TokenizerOptions raw;
   raw.clean_text = false;
@@ -292,6 +299,25 @@ TEST(Tokenizer, ControlAndZeroWidthDropped) {
                 .tokens,
             (Strings{"a\x01"
                      "b"}));
+}
+
+// NFD reorders a run of combining characters by class; HF's alignment is positional, so after the reorder the
+// last character of "x U+1D16D(ccc 226) U+1D165(ccc 216)" carries the last ORIGINAL position's span (verified
+// against HF tokenizers 0.23: the [UNK] spans the whole word).
+TEST(Tokenizer, CanonicalReorderKeepsPositionalSpans) {
+  auto t = make({"x"});
+  auto e = run(t, "x\xF0\x9D\x85\xAD\xF0\x9D\x85\xA5");
+  EXPECT_EQ(e.tokens, (Strings{"[UNK]"}));
+  EXPECT_EQ(e.spans, (Spans{{0, 9}}));
+  // An inserted piece (the U+0301 of é) sorts after U+1D165 (ccc 216); the consumed character U+1D165 keeps
+  // its own span (verified against HF tokenizers 0.23).
+  auto m = make({"resume", "##\xF0\x9D\x85\xA5"});
+  e = run(m, "r\xC3\xA9sum\xC3\xA9\xF0\x9D\x85\xA5");
+  EXPECT_EQ(e.tokens, (Strings{"resume", "##\xF0\x9D\x85\xA5"}));
+  EXPECT_EQ(e.spans, (Spans{{0, 8}, {8, 12}}));
+  // Both marks survive stripping (they are Mc, not Mn), in canonical order.
+  auto r = make({"x", "##\xF0\x9D\x85\xA5\xF0\x9D\x85\xAD"});
+  EXPECT_EQ(run(r, "x\xF0\x9D\x85\xAD\xF0\x9D\x85\xA5").tokens.size(), 2u);
 }
 
 // Whitespace: \t \n \r, NBSP, U+1680, U+2000..U+200A, U+2028/2029, U+202F, U+205F, U+3000 all split words.
