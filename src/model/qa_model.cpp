@@ -14,6 +14,7 @@
 #include "kernels/cross_entropy.h"
 #include "kernels/dropout.h"
 #include "kernels/embedding.h"
+#include "kernels/gemm.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 
@@ -71,6 +72,32 @@ void apply_dropout(float* out, bf16* out_b, const float* inp, int64_t n, const k
   }
   copy_f32(out, inp, n);
   if (out_b) to_bf16(out_b, out, n);
+}
+
+// dinp[BT, C] = dout[BT, OC] * weight[OC, C], overwriting: saves zeroing dinp for linear_backward's +=.
+void linear_backward_input(float* dinp, const void* dout_mm, const void* weight, int64_t BT, int64_t C,
+                           int64_t OC, DType mm) {
+  kernels::Gemm g;
+  g.M = BT;
+  g.N = C;
+  g.K = OC;
+  g.a_type = g.b_type = mm;
+  kernels::gemm(g, dout_mm, weight, dinp);
+}
+
+// dweight[OC, C] (+)= dout^T * inp and dbias[OC] += column sums of dout: with accumulate=false the weight
+// gradient is overwritten (no zeroing pass, no read of the old values); the bias gradient must start zeroed.
+void linear_backward_params(float* dweight, float* dbias, const float* dout_f32, const void* dout_mm,
+                            const void* inp, int64_t BT, int64_t C, int64_t OC, DType mm, bool accumulate) {
+  kernels::Gemm g;
+  g.M = OC;
+  g.N = C;
+  g.K = BT;
+  g.trans_a = true;
+  g.a_type = g.b_type = mm;
+  g.accumulate = accumulate;
+  kernels::gemm(g, dout_mm, inp, dweight);
+  kernels::bias_backward(dbias, dout_f32, BT, OC);
 }
 
 }  // namespace
@@ -407,8 +434,20 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
   const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
   const float* P = params_;
   float* G = grads_;
+  // Gradients that are only ever added to start from zero unless accumulating (linear weights are
+  // overwritten by their gemm instead).
   auto prepare = [&](int64_t begin, int64_t end) {
     if (!accumulate) zero_f32(G + begin, end - begin);
+  };
+  auto prepare_layer = [&](const LayerOffsets& lo) {
+    prepare(lo.qkv_b, lo.qkv_b + 3 * H);
+    prepare(lo.attn_out_b, lo.attn_out_b + H);
+    prepare(lo.ln1_w, lo.ln1_w + H);
+    prepare(lo.ln1_b, lo.ln1_b + H);
+    prepare(lo.ffn_in_b, lo.ffn_in_b + I);
+    prepare(lo.ffn_out_b, lo.ffn_out_b + H);
+    prepare(lo.ln2_w, lo.ln2_w + H);
+    prepare(lo.ln2_b, lo.ln2_b + H);
   };
   // Parameters starting in [begin, end) are final: report them highest offset first.
   auto report = [&](int64_t begin, int64_t end) {
@@ -424,7 +463,7 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
   };
 
   // QA head.
-  prepare(layout_.qa_begin, layout_.qa_end);
+  prepare(layout_.qa_b, layout_.qa_end);
   zero_f32(bf.dlogits, N * 2);
   kernels::cross_entropy_backward(bf.dlogits, bf.logits, bf.lse_s.data(), bf.start_t.data(), B, T, 2 * T, 2,
                                   T, 0.5f * loss_scale);
@@ -432,9 +471,9 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
                                   2 * T, 2, T, 0.5f * loss_scale);
   if (lowp) to_bf16(bf.dlogits_b, bf.dlogits, N * 2);
   float* dh = distil ? bf.dres : bf.dx;
-  zero_f32(dh, N * H);
-  kernels::linear_backward(dh, G + layout_.qa_w, G + layout_.qa_b, bf.dlogits, mm(bf.dlogits, bf.dlogits_b),
-                           distil ? bf.hq : bf.layers[L].x, weight(layout_.qa_w), N, H, 2, dt);
+  linear_backward_input(dh, mm(bf.dlogits, bf.dlogits_b), weight(layout_.qa_w), N, H, 2, dt);
+  linear_backward_params(G + layout_.qa_w, G + layout_.qa_b, bf.dlogits, mm(bf.dlogits, bf.dlogits_b),
+                         distil ? bf.hq : bf.layers[L].x, N, H, 2, dt, accumulate);
   report(layout_.qa_begin, layout_.qa_end);
   if (distil)
     apply_dropout(bf.dx, nullptr, bf.dres, N * H, site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
@@ -445,7 +484,7 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     const LayerOffsets& lo = layout_.layers[l];
     const LayerActs& a = bf.layers[l];
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
-    prepare(lo.begin, lo.end);
+    prepare_layer(lo);
 
     zero_f32(bf.dres, N * H);
     kernels::layernorm_backward(bf.dres, G + lo.ln2_w, G + lo.ln2_b, bf.dx, a.res2, P + lo.ln2_w, a.mean2,
@@ -453,15 +492,17 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     report(lo.ln2_w, lo.end);
     copy_f32(bf.dx, bf.dres, N * H);  // residual branch into h1
     apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 2));
-    zero_f32(bf.dact, N * I);
-    kernels::linear_backward(bf.dact, G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b),
-                             a.act, weight(lo.ffn_out_w), N, I, H, dt);
+    linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
+    linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, N, I,
+                           H, dt, accumulate);
     report(lo.ffn_out_w, lo.ln2_w);
     zero_f32(bf.dinter, N * I);
     kernels::activation_backward(bf.dinter, bf.dact, a.inter, N * I, act);
     if (lowp) to_bf16(bf.dinter_b, bf.dinter, N * I);
-    kernels::linear_backward(bf.dx, G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b),
-                             a.h1, weight(lo.ffn_in_w), N, H, I, dt);
+    kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
+                             weight(lo.ffn_in_w), N, H, I, dt);
+    linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1, N,
+                           H, I, dt, accumulate);
     report(lo.ffn_in_w, lo.ffn_out_w);
 
     zero_f32(bf.dres, N * H);
@@ -473,9 +514,9 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
       apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 1));
     else if (lowp)
       to_bf16(bf.dres_b, bf.dres, N * H);
-    zero_f32(bf.dctx, N * H);
-    kernels::linear_backward(bf.dctx, G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b),
-                             a.ctx, weight(lo.attn_out_w), N, H, H, dt);
+    linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), N, H, H, dt);
+    linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx, N, H,
+                           H, dt, accumulate);
     report(lo.attn_out_w, lo.ln1_w);
 
     zero_f32(bf.dqkv, N * 3 * H);
@@ -488,8 +529,10 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     kernels::attention_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
                                 a.qkv + 2 * H * esz, a.probs, dims, dt, site(p_attn, sid));
     if (lowp) to_bf16(bf.dqkv_b, bf.dqkv, N * 3 * H);
-    kernels::linear_backward(bf.dx, G + lo.qkv_w, G + lo.qkv_b, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x,
-                             weight(lo.qkv_w), N, H, 3 * H, dt);
+    kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x, weight(lo.qkv_w),
+                             N, H, 3 * H, dt);
+    linear_backward_params(G + lo.qkv_w, G + lo.qkv_b, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x, N, H, 3 * H, dt,
+                           accumulate);
     report(lo.qkv_w, lo.attn_out_w);
   }
 
