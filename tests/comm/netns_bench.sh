@@ -6,9 +6,9 @@
 # allreduce (i.e. the inter-node leg did not cross the link).
 # Known limit: with mpiexec and 2 ranks per namespace, MPICH 4.0 over UCX/TCP intermittently deadlocks inside
 # MPI_Finalize after every rank has finished and verified its results (one rank spins in ucp_worker_progress closing
-# endpoints while the rest wait in the PMI barrier). ctest therefore runs MODE mpi with one rank per node; the
-# hierarchical shm + transport composition runs across namespaces under MODE env, and MpiTransport itself with
-# 2 ranks per node in netns_transport.sh.
+# endpoints while the rest wait in the PMI barrier; rarer with 1 rank per node). ctest runs MODE mpi with one rank
+# per node and few runs; the hierarchical shm + transport composition runs across namespaces under MODE env, and
+# MpiTransport itself with 2 ranks per node in netns_transport.sh. Every run is bounded (NETNS_RUN_TIMEOUT).
 set -u
 mode=$1 nodes=$2 ppn=$3 coretrain=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +30,11 @@ before=$(netns_tx_bytes 0)
 fails=0
 run --op allreduce --impl coretrain,mpi,gloo || fails=$((fails + 1))
 after=$(netns_tx_bytes 0)
-for op in reduce_scatter allgather alltoall broadcast; do
+# Under mpiexec each extra run is another chance of the finalize deadlock described above: the other ops run
+# under MODE env only (the transport-level ops under mpiexec are covered by netns_transport.sh).
+ops="reduce_scatter allgather alltoall broadcast"
+[ "$mode" = mpi ] && ops=""
+for op in $ops; do
   run --op "$op" --impl coretrain --min-bytes 4 || fails=$((fails + 1))
 done
 run --op allreduce --dtype bf16 --impl coretrain --min-bytes 2 || fails=$((fails + 1))
