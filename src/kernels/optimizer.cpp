@@ -15,18 +15,21 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
   const float one_b1 = static_cast<float>(1.0 - h.beta1), one_b2 = static_cast<float>(1.0 - h.beta2);
   const double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(step));
   const double bc2 = 1.0 - std::pow(h.beta2, static_cast<double>(step));
-  const float step_size = static_cast<float>(h.lr / bc1);
-  const float inv_bc2_sqrt = static_cast<float>(1.0 / std::sqrt(bc2));
+  // Same operations in the same order as torch's single-tensor AdamW, so results agree to the last bit or so.
+  const float neg_step_size = static_cast<float>(-(h.lr / bc1));
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
   const float eps = static_cast<float>(h.eps);
 #pragma omp parallel for simd schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
     const float p = param[i] * decay_mul;
-    const float m = exp_avg[i] * b1 + g * one_b1;
-    const float v = exp_avg_sq[i] * b2 + g * g * one_b2;
+    // torch's add_(alpha=) and addcmul_ are fused multiply-adds on CPU; the rest is unfused.
+    const float m = std::fma(g, one_b1, exp_avg[i] * b1);
+    const float v = std::fma(one_b2 * g, g, exp_avg_sq[i] * b2);
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
-    param[i] = p - step_size * m / (std::sqrt(v) * inv_bc2_sqrt + eps);
+    const float denom = std::sqrt(v) / bc2_sqrt + eps;
+    param[i] = p + neg_step_size * m / denom;
   }
 }
 
@@ -45,16 +48,18 @@ void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n,
   const float lr = static_cast<float>(h.lr), mom = static_cast<float>(h.momentum);
   if (mom == 0.0f) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; ++i) param[i] -= lr * (grad[i] + wd * param[i]);
+    for (int64_t i = 0; i < n; ++i) param[i] = std::fma(std::fma(param[i], wd, grad[i]), -lr, param[i]);
     return;
   }
   const bool first = step == 1;
 #pragma omp parallel for simd schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
-    const float d = grad[i] + wd * param[i];
+    // torch: d = grad.add(param, alpha=wd); buf = buf * momentum + d; param.add_(buf, alpha=-lr), fused like
+    // its CPU kernels.
+    const float d = std::fma(param[i], wd, grad[i]);
     const float buf = first ? d : momentum_buf[i] * mom + d;
     momentum_buf[i] = buf;
-    param[i] -= lr * buf;
+    param[i] = std::fma(buf, -lr, param[i]);
   }
 }
 

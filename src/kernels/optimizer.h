@@ -2,7 +2,9 @@
 // p -= lr*wd*p first, bias-corrected moments, eps added after sqrt of the bias-corrected second moment) and
 // SGD as torch.optim.SGD (momentum, dampening 0, no nesterov, L2 weight decay added to the gradient). State
 // is plain slabs the size of the parameter slab plus one step counter, so a checkpoint writes them as arrays.
-// Weight decay is switched per slab range (HF's no-decay rule for biases and LayerNorm weights).
+// Updates are bit-identical to torch 1.13's single-tensor CPU implementations (same float operations, same
+// fused multiply-adds). Weight decay is switched per slab range (HF's no-decay rule for biases and LayerNorm
+// weights).
 #pragma once
 
 #include <cstdint>

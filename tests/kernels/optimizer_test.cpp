@@ -19,10 +19,9 @@ TEST(AdamW, MatchesTorchOverThreeSteps) {
   std::vector<float> p = kP0, m(6), v(6);
   AdamWHyper h{0.05, 0.9, 0.999, 1e-8, 0.1};
   for (int s = 0; s < 3; ++s) adamw_step(p.data(), kGrads[s].data(), m.data(), v.data(), kRanges, h, s + 1);
-  test::expect_close(p,
-                     {0.4666827619075775f, -1.212202787399292f, 1.8815115690231323f, -0.11669578403234482f,
-                      3.017544984817505f, -0.8091416358947754f},
-                     1e-6, 1e-6, "param");
+  // Bit-exact: the same float operations in the same order as torch's single-tensor AdamW.
+  EXPECT_EQ(p, (std::vector<float>{0.4666827619075775f, -1.212202787399292f, 1.8815115690231323f,
+                                   -0.11669578403234482f, 3.017544984817505f, -0.8091416358947754f}));
   test::expect_close(m,
                      {0.0010999991791322827f, 0.02630000002682209f, -0.0066999997943639755f,
                       0.10405000299215317f, 0.0990000069141388f, 0.034999996423721313f},
@@ -52,10 +51,8 @@ TEST(Sgd, MatchesTorchWithMomentumOverThreeSteps) {
   std::vector<float> p = kP0, buf(6, 123.0f);  // garbage: step 1 must initialize the buffer
   SgdHyper h{0.05, 0.9, 0.1};
   for (int s = 0; s < 3; ++s) sgd_step(p.data(), kGrads[s].data(), buf.data(), kRanges, h, s + 1);
-  test::expect_close(p,
-                     {0.4910048246383667f, -1.2218645811080933f, 1.9142993688583374f, -0.05677500367164612f,
-                      2.945499897003174f, -0.7924999594688416f},
-                     1e-6, 1e-6, "param");
+  EXPECT_EQ(p, (std::vector<float>{0.4910048246383667f, -1.2218645811080933f, 1.9142993688583374f,
+                                   -0.05677500367164612f, 2.945499897003174f, -0.7924999594688416f}));
 }
 
 TEST(Sgd, PlainMatchesReference) {
