@@ -48,7 +48,16 @@ void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n,
   if (out_bf16) f32_to_bf16(out, out_bf16, n);
 }
 
-void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act) {
+namespace {
+
+template <bool kAccumulate>
+void backward_impl(float* dinp, const float* dout, const float* inp, int64_t n, Activation act) {
+  auto put = [&](int64_t i, float g) {
+    if constexpr (kAccumulate)
+      dinp[i] += g;
+    else
+      dinp[i] = g;
+  };
   switch (act) {
     case Activation::gelu:
 #pragma omp parallel for simd schedule(static) if (n > 16384)
@@ -56,7 +65,7 @@ void activation_backward(float* dinp, const float* dout, const float* inp, int64
         const float x = inp[i];
         const float cdf = 0.5f * fast_erfc(-x * kInvSqrt2);
         const float pdf = kInvSqrt2Pi * fast_exp(-0.5f * x * x);
-        dinp[i] += dout[i] * (cdf + x * pdf);
+        put(i, dout[i] * (cdf + x * pdf));
       }
       break;
     case Activation::gelu_tanh:
@@ -66,14 +75,25 @@ void activation_backward(float* dinp, const float* dout, const float* inp, int64
         const float u = kSqrt2OverPi * (x + kTanhCoef * x * x * x);
         const float t = fast_tanh(u);
         const float du = kSqrt2OverPi * (1.0f + 3.0f * kTanhCoef * x * x);
-        dinp[i] += dout[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+        put(i, dout[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du));
       }
       break;
     case Activation::relu:
 #pragma omp parallel for simd schedule(static) if (n > 16384)
-      for (int64_t i = 0; i < n; ++i) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) put(i, inp[i] > 0.0f ? dout[i] : 0.0f);
       break;
   }
+}
+
+}  // namespace
+
+void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act,
+                         bool accumulate, bf16* dinp_bf16) {
+  if (accumulate)
+    backward_impl<true>(dinp, dout, inp, n, act);
+  else
+    backward_impl<false>(dinp, dout, inp, n, act);
+  if (dinp_bf16) f32_to_bf16(dinp, dinp_bf16, n);
 }
 
 double activation_reference(double x, Activation act) {

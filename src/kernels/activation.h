@@ -20,7 +20,10 @@ Activation activation_from_name(const std::string& name);
 void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act);
 
 // dinp[n] += dout[n] * act'(inp[n])  (ADDS; inp is the forward input). dinp must not alias dout.
-void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act);
+// accumulate = false OVERWRITES dinp instead (saves zeroing it first); dinp_bf16, when not null, receives a
+// bf16 copy of the resulting dinp (the next bf16 matmul's operand).
+void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act,
+                         bool accumulate = true, bf16* dinp_bf16 = nullptr);
 
 // Scalar references (double math) for the tests.
 double activation_reference(double x, Activation act);

@@ -32,7 +32,8 @@ void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, con
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
+                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C,
+                        bool accumulate_dinp) {
   if (dinp) {
 #pragma omp parallel for schedule(static) if (N * C > 16384)
     for (int64_t r = 0; r < N; ++r) {
@@ -50,8 +51,13 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       s1 /= C;
       s2 /= C;
       float* dx = dinp + r * C;
+      if (accumulate_dinp) {
 #pragma omp simd
-      for (int64_t i = 0; i < C; ++i) dx[i] += rs * (dy[i] * weight[i] - s1 - (x[i] - m) * rs * s2);
+        for (int64_t i = 0; i < C; ++i) dx[i] += rs * (dy[i] * weight[i] - s1 - (x[i] - m) * rs * s2);
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < C; ++i) dx[i] = rs * (dy[i] * weight[i] - s1 - (x[i] - m) * rs * s2);
+      }
     }
   }
   if (dweight || dbias) {

@@ -17,8 +17,10 @@ void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, con
 // ADDS (+=) into dinp[N, C], dweight[C], dbias[C]. `inp` is the forward input (not the output), mean/rstd
 // what forward saved. dweight/dbias accumulate deterministically (fixed reduction order for any thread
 // count). dinp must not alias dout.
+// accumulate_dinp = false OVERWRITES dinp instead (dweight/dbias still accumulate).
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C);
+                        const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C,
+                        bool accumulate_dinp = true);
 
 // Scalar references (double accumulation) for the tests.
 void layernorm_forward_reference(float* out, float* mean, float* rstd, const float* inp, const float* weight,

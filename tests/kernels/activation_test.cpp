@@ -1,6 +1,8 @@
 // Activations: vectorized forward/backward vs double references, backward vs finite differences, names.
 #include "kernels/activation.h"
 
+#include <limits>
+
 #include "core/error.h"
 #include "test_util.h"
 
@@ -55,6 +57,21 @@ TEST_P(ActivationTest, BackwardMatchesReferenceAndFiniteDifferences) {
   };
   std::vector<float> xs(x.begin(), x.begin() + std::min<int64_t>(n, 1700));  // finite part of the grid
   test::expect_fd(loss, x.data(), g.data(), static_cast<int64_t>(xs.size()), 1e-2, 5e-3, 2e-2, "f32 fd", 200);
+}
+
+TEST_P(ActivationTest, OverwriteModeAndBf16CopyOfTheGradient) {
+  const Activation act = GetParam();
+  auto x = grid();
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto dy = test::randn(n, 4);
+  std::vector<float> added(x.size(), 0.0f), over(x.size(), std::numeric_limits<float>::quiet_NaN());
+  std::vector<bf16> over_bf(x.size());
+  activation_backward(added.data(), dy.data(), x.data(), n, act);
+  activation_backward(over.data(), dy.data(), x.data(), n, act, false, over_bf.data());
+  // NaN garbage is overwritten (equal up to how the compiler contracts the final multiply-add).
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_NEAR(added[i], over[i], 1e-6 + 1e-5 * std::fabs(added[i])) << "x=" << x[i];
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(over_bf[i].bits, to_bf16(over[i]).bits);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ActivationTest,

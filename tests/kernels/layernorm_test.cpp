@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include <limits>
+
 #include "test_util.h"
 
 namespace ct::kernels {
@@ -49,6 +51,23 @@ TEST(LayerNorm, BackwardMatchesReferenceAndFiniteDifferences) {
   test::expect_fd(loss, x.data(), dx.data(), N * C, 1e-3, 2e-3, 1e-2, "dinp");
   test::expect_fd(loss, w.data(), dw.data(), C, 1e-3, 2e-3, 1e-2, "dweight");
   test::expect_fd(loss, b.data(), db.data(), C, 1e-3, 2e-3, 1e-2, "dbias");
+}
+
+TEST(LayerNorm, OverwriteModeReplacesDinpAndStillAddsWeightGradients) {
+  const int64_t N = 3, C = 50;
+  auto x = test::randn(N * C, 12), w = test::randn(C, 13), b = test::randn(C, 14), r = test::randn(N * C, 15);
+  std::vector<float> y(N * C), m(N), rs(N);
+  layernorm_forward(y.data(), nullptr, m.data(), rs.data(), x.data(), w.data(), b.data(), N, C, 1e-12f);
+  std::vector<float> dx_add(N * C, 0.0f), dw_add(C, 2.0f), db_add(C, 2.0f);
+  std::vector<float> dx_over(N * C, std::numeric_limits<float>::quiet_NaN()), dw_over(C, 2.0f),
+      db_over(C, 2.0f);
+  layernorm_backward(dx_add.data(), dw_add.data(), db_add.data(), r.data(), x.data(), w.data(), m.data(),
+                     rs.data(), N, C);
+  layernorm_backward(dx_over.data(), dw_over.data(), db_over.data(), r.data(), x.data(), w.data(), m.data(),
+                     rs.data(), N, C, false);
+  EXPECT_EQ(dx_add, dx_over);
+  EXPECT_EQ(dw_add, dw_over);
+  EXPECT_EQ(db_add, db_over);
 }
 
 TEST(LayerNorm, WeightGradientsDoNotDependOnThreadCount) {
