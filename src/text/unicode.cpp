@@ -78,17 +78,18 @@ bool is_other(char32_t c) {
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:
     case UTF8PROC_CATEGORY_CO:
-      return true;
+      return assigned_in_unicode8(c);
     default:
       return false;
   }
 }
 
 bool is_bert_punctuation(char32_t c) {
-  if (c < 0x80)
+  if (c < 0x80) {
     return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+  }
   const auto cat = category(c);
-  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
+  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO && assigned_in_unicode8(c);
 }
 
 bool is_chinese_char(char32_t c) {
@@ -98,7 +99,7 @@ bool is_chinese_char(char32_t c) {
 }
 
 bool is_nonspacing_mark(char32_t c) {
-  return category(c) == UTF8PROC_CATEGORY_MN;
+  return category(c) == UTF8PROC_CATEGORY_MN && assigned_in_unicode8(c);
 }
 
 int combining_class(char32_t c) {

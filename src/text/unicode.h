@@ -19,16 +19,21 @@ void append_utf8(std::string& out, char32_t c);
 
 // Rust's char::is_whitespace (the Unicode White_Space property).
 bool is_whitespace(char32_t c);
+// HF classifies with the unicode_categories crate, whose tables are Unicode 8.0 (probed on tokenizers 0.23:
+// U+1173C (8.0) is punctuation, U+2E43 (9.0) is not; U+08E3 (8.0) is Mn, U+08D4 (9.0) is not; U+110CD (Cf,
+// 11.0) is kept). So is_other, is_bert_punctuation and is_nonspacing_mark take utf8proc's category only for
+// characters assigned by Unicode 8.0.
+bool assigned_in_unicode8(char32_t c);
+
 // What BertNormalizer's clean_text drops besides NUL and U+FFFD: Cc, Cf, Co, Cs. Unassigned code points (Cn)
-// are kept, as the real HF tokenizer does (checked against tokenizers 0.23: U+0378, U+FFFF, U+10FFFF
-// survive).
+// are kept, as the real HF tokenizer does (U+0378, U+FFFF, U+10FFFF survive).
 bool is_other(char32_t c);
 // HF BertPreTokenizer punctuation: ASCII punctuation (which includes symbols such as $ + < = > ^ ` | ~) or
 // P*.
 bool is_bert_punctuation(char32_t c);
 // The CJK ideograph blocks BertNormalizer pads with spaces (Hangul and Kana excluded).
 bool is_chinese_char(char32_t c);
-bool is_nonspacing_mark(char32_t c);  // category Mn
+bool is_nonspacing_mark(char32_t c);  // category Mn (as of Unicode 8.0)
 int combining_class(char32_t c);
 
 // Canonical decomposition (NFD of a single character, Hangul included, not yet reordered). Writes up to `cap`

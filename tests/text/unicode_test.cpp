@@ -64,6 +64,20 @@ TEST(Unicode, Classes) {
     EXPECT_FALSE(is_chinese_char(c)) << std::hex << static_cast<uint32_t>(c);
   }
   EXPECT_TRUE(is_nonspacing_mark(0x301));
+  // HF's category tables stop at Unicode 8.0 (probed on HF tokenizers 0.23.2).
+  EXPECT_TRUE(is_bert_punctuation(0x1173C));  // 8.0 Po
+  EXPECT_FALSE(is_bert_punctuation(0x2E43));  // 9.0 Po
+  EXPECT_FALSE(is_bert_punctuation(0x2E52));  // 13.0 Po
+  EXPECT_TRUE(is_nonspacing_mark(0x8E3));     // 8.0 Mn
+  EXPECT_FALSE(is_nonspacing_mark(0x8D4));    // 9.0 Mn
+  EXPECT_FALSE(is_nonspacing_mark(0x1ABF));   // 13.0 Mn
+  EXPECT_TRUE(is_other(0x1BCA0));             // 7.0 Cf
+  EXPECT_FALSE(is_other(0x110CD));            // 11.0 Cf
+  EXPECT_FALSE(is_other(0x13430));            // 12.0 Cf
+  EXPECT_TRUE(assigned_in_unicode8(0x41));
+  EXPECT_FALSE(assigned_in_unicode8(0x378));
+  EXPECT_TRUE(assigned_in_unicode8(0x10FFFD));  // plane 16 private use
+  EXPECT_FALSE(assigned_in_unicode8(0x30000));  // CJK extension G, 13.0
   EXPECT_EQ(combining_class(0x301), 230);
   EXPECT_EQ(combining_class('a'), 0);
 }
