@@ -135,6 +135,8 @@ ShmNode::ShmNode(const ShmNodeConfig& config) : config_(config) {
   CT_CHECK(n >= 1 && me >= 0 && me < n, "shm: local rank ", me, " of ", n, " is invalid");
   CT_CHECK(config_.channels >= 1 && config_.channels <= 64, "shm: ", config_.channels,
            " channels (CCL_WORKER_COUNT) out of range 1..64");
+  if (config_.stage_bytes == 0)
+    config_.stage_bytes = std::max<size_t>((size_t{8} << 20) / n, size_t{256} << 10);
   config_.stage_bytes = round_up(std::max<size_t>(config_.stage_bytes, size_t{64} * n * 64), 4096);
   slots_offset_ = round_up(64 + sizeof(RankInfo) * n, 4096);
   stage_offset_ = round_up(slots_offset_ + sizeof(ShmChannel::Slot) * n * config_.channels, 4096);

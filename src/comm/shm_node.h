@@ -4,9 +4,9 @@
 // over one channel's slots; channels are independent so several worker threads can progress ops at once.
 //
 // Waiting: spin briefly, then yield, then sleep on a futex the peer rings when it arrives (4 ranks on 2 cores
-// must not livelock). Every wait has a deadline and reports the op, its sequence number, the ranks not arrived
-// and the elapsed time; a stall warning is logged at half the timeout; a peer whose pid died, or that posted a
-// failure, fails the others at once.
+// must not livelock). Every wait has a deadline and reports the op, its sequence number, the ranks not
+// arrived and the elapsed time; a stall warning is logged at half the timeout; a peer whose pid died, or that
+// posted a failure, fails the others at once.
 #pragma once
 
 #include <chrono>
@@ -30,8 +30,10 @@ struct ShmNodeConfig {
   int first_rank = 0;  // global rank of local rank 0 (for messages)
   int node = 0;
   int channels = 1;
-  size_t stage_bytes = size_t{1} << 20;  // per rank, per buffer (two buffers); CORETRAIN_SHM_STAGE_KB
-  std::string name;                      // control segment, e.g. "/ct-job-1a2b-n0"
+  // Per rank, per buffer (two buffers); 0 = 8 MiB / local_size (at least 256 KiB): big pieces mean few
+  // synchronisations per op, which is what costs most when ranks share cores; 8 MiB per step stays in L3.
+  size_t stage_bytes = 0;
+  std::string name;  // control segment, e.g. "/ct-job-1a2b-n0"
   ShmTimeout timeout{std::chrono::seconds(300)};
 };
 
