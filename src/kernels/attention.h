@@ -3,11 +3,13 @@
 // attention-prob dropout, times V, into a context [B, T, H]. The products run as strided batched gemms over
 // (B, NH) straight on the row layout (no transposes). Softmax is f32; Q/K/V/context may be bf16 (autocast).
 //
-// Saved for backward: probs [B, NH, T, T] f32 (after softmax, BEFORE dropout); the dropout mask is
-// recomputed. Mask: mask[b, j] == 0 (key j padding) adds the most negative float to the score (HF's additive
-// mask), so its probability is exactly 0. A fully masked row then softmaxes over equal -FLT_MAX scores,
-// uniformly, as HF does. Designed so an unpadded variant (per-sequence lengths, no padded keys computed) can
-// share the signature later.
+// Saved for backward: probs [B, NH, T, T] f32 (after softmax, BEFORE dropout); the dropout mask is not stored
+// (backward reads it off the recomputed dropped probabilities). Mask: mask[b, j] == 0 (key j padding) adds
+// the most negative float to the score (HF's additive mask), so its probability is exactly 0. A fully masked
+// row then softmaxes over equal -FLT_MAX scores, uniformly, as HF does. Keys past a sequence's last attended
+// key (right padding) are skipped: the products run over the first L keys only (L rounded up to 32), and
+// their probabilities are written as the exact zeros the mask would give. The dropout counter of probs[b, h,
+// i, j] is ((b * NH + h) * T + i) * T + j, whatever is skipped.
 #pragma once
 
 #include <cstdint>
