@@ -3,6 +3,7 @@
 #include "kernels/grad_norm.h"
 
 #include <cmath>
+#include <vector>
 
 namespace ct::kernels {
 namespace {
@@ -13,22 +14,21 @@ constexpr int64_t kChunk = 1 << 14;
 
 double grad_sq_sum(const float* g, int64_t n) {
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-  double total = 0.0;
-  // Chunks are processed in parallel but combined in chunk order through an ordered accumulation per group.
-  constexpr int64_t kGroup = 256;
-  for (int64_t g0 = 0; g0 < nchunks; g0 += kGroup) {
-    double part[kGroup];
-    const int64_t ng = nchunks - g0 < kGroup ? nchunks - g0 : kGroup;
-#pragma omp parallel for schedule(static) if (ng > 1)
-    for (int64_t c = 0; c < ng; ++c) {
-      const int64_t b = (g0 + c) * kChunk, e = b + kChunk < n ? b + kChunk : n;
-      double s = 0.0;
+  // Per-chunk partial sums, added in chunk order afterwards: the result does not depend on thread count. The
+  // buffer only grows, so steady-state calls allocate nothing.
+  thread_local std::vector<double> part;
+  if (static_cast<int64_t>(part.size()) < nchunks) part.resize(static_cast<size_t>(nchunks));
+  double* pp = part.data();
+#pragma omp parallel for schedule(static) if (nchunks > 1)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
+    double s = 0.0;
 #pragma omp simd reduction(+ : s)
-      for (int64_t i = b; i < e; ++i) s += static_cast<double>(g[i]) * g[i];
-      part[c] = s;
-    }
-    for (int64_t c = 0; c < ng; ++c) total += part[c];
+    for (int64_t i = b; i < e; ++i) s += static_cast<double>(g[i]) * g[i];
+    pp[c] = s;
   }
+  double total = 0.0;
+  for (int64_t c = 0; c < nchunks; ++c) total += pp[c];
   return total;
 }
 

@@ -33,11 +33,31 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
   }
 }
 
+namespace {
+
+// Calls fn(offset, numel, decay) over maximal runs of adjacent ranges with the same decay flag, so a slab of
+// a few hundred tensors costs a few parallel loops, not hundreds.
+template <class Fn>
+void for_each_run(const std::vector<SlabRange>& ranges, Fn&& fn) {
+  size_t i = 0;
+  while (i < ranges.size()) {
+    const int64_t begin = ranges[i].offset;
+    int64_t end = begin + ranges[i].numel;
+    const bool decay = ranges[i].decay;
+    size_t j = i + 1;
+    while (j < ranges.size() && ranges[j].decay == decay && ranges[j].offset == end) end += ranges[j++].numel;
+    fn(begin, end - begin, decay);
+    i = j;
+  }
+}
+
+}  // namespace
+
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                 const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step) {
-  for (const auto& r : ranges)
-    adamw_update(param + r.offset, grad + r.offset, exp_avg + r.offset, exp_avg_sq + r.offset, r.numel, h,
-                 step, r.decay);
+  for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
+    adamw_update(param + off, grad + off, exp_avg + off, exp_avg_sq + off, n, h, step, decay);
+  });
 }
 
 void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
@@ -65,9 +85,9 @@ void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n,
 
 void sgd_step(float* param, const float* grad, float* momentum_buf, const std::vector<SlabRange>& ranges,
               const SgdHyper& h, int64_t step) {
-  for (const auto& r : ranges)
-    sgd_update(param + r.offset, grad + r.offset, momentum_buf ? momentum_buf + r.offset : nullptr, r.numel,
-               h, step, r.decay);
+  for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
+    sgd_update(param + off, grad + off, momentum_buf ? momentum_buf + off : nullptr, n, h, step, decay);
+  });
 }
 
 void adamw_update_reference(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,

@@ -64,6 +64,28 @@ TEST(Sgd, PlainMatchesReference) {
   test::expect_close(p, pr, 1e-7, 1e-6, "param");
 }
 
+TEST(Optimizer, StepOverManyRangesEqualsPerRangeUpdates) {
+  // Adjacent ranges with equal decay are merged internally; gaps and flag changes must be respected.
+  std::vector<SlabRange> ranges{{0, 5, true},  {5, 7, true},   {12, 3, false}, {15, 4, false},
+                                {22, 6, true}, {28, 2, false}, {30, 10, true}};
+  const int64_t n = 40;
+  auto p0 = test::randn(n, 7), g = test::randn(n, 8);
+  std::vector<float> p = p0, m(n), v(n), pr = p0, mr(n), vr(n);
+  AdamWHyper h{0.01, 0.9, 0.999, 1e-8, 0.5};
+  adamw_step(p.data(), g.data(), m.data(), v.data(), ranges, h, 1);
+  for (const auto& r : ranges)
+    adamw_update(pr.data() + r.offset, g.data() + r.offset, mr.data() + r.offset, vr.data() + r.offset,
+                 r.numel, h, 1, r.decay);
+  EXPECT_EQ(p, pr);  // elements 19..21 are in no range: untouched on both sides
+  EXPECT_EQ(p[20], p0[20]);
+  std::vector<float> q = p0, buf(n), qr = p0, bufr(n);
+  SgdHyper s{0.1, 0.9, 0.3};
+  sgd_step(q.data(), g.data(), buf.data(), ranges, s, 1);
+  for (const auto& r : ranges)
+    sgd_update(qr.data() + r.offset, g.data() + r.offset, bufr.data() + r.offset, r.numel, s, 1, r.decay);
+  EXPECT_EQ(q, qr);
+}
+
 TEST(Optimizer, BadArgumentsThrow) {
   std::vector<float> p(4), g(4), m(4), v(4);
   EXPECT_THROW(adamw_update(p.data(), g.data(), m.data(), v.data(), 4, AdamWHyper{}, 0, true), Error);
