@@ -1,6 +1,8 @@
 // gemm (oneDNN) against gemm_reference over layouts, batching, dtypes, alpha, accumulate and bias.
 #include "kernels/gemm.h"
 
+#include <thread>
+
 #include "core/error.h"
 #include "kernels/linear.h"
 #include "test_util.h"
@@ -157,6 +159,30 @@ TEST(Gemm, PrimitivesAreCachedPerDescriptor) {
   g.accumulate = true;
   gemm(g, a.data(), b.data(), c.data());
   EXPECT_EQ(gemm_cache_size(), n + 1);
+}
+
+TEST(Gemm, ConcurrentCallersShareTheCacheSafely) {
+  // Comm worker threads never multiply, but the cache must still be safe for any caller.
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &ok] {
+      Gemm g;
+      g.M = 8 + t % 2;  // two threads share each descriptor
+      g.N = 12;
+      g.K = 16;
+      auto a = randn(g.M * g.K, 30 + t), b = randn(g.K * g.N, 40 + t);
+      std::vector<float> c(g.M * g.N), want(g.M * g.N);
+      gemm_reference(g, a.data(), b.data(), want.data());
+      bool good = true;
+      for (int rep = 0; rep < 50; ++rep) {
+        gemm(g, a.data(), b.data(), c.data());
+        for (size_t i = 0; i < c.size(); ++i) good = good && std::fabs(c[i] - want[i]) < 1e-4;
+      }
+      ok[t] = good;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, (std::vector<int>{1, 1, 1, 1}));
 }
 
 TEST(Gemm, BadDescriptorsThrow) {
