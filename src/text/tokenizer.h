@@ -56,9 +56,12 @@ using VocabIndex = std::unordered_map<std::string, int32_t, StringHash, std::equ
 
 class Tokenizer {
  public:
-  // Loads vocab.txt or the WordPiece tokenizer.json from a model folder, with tokenizer_config.json when
-  // present. Throws ct::Error naming the file when it is missing, malformed, or lacks
-  // [CLS]/[SEP]/[UNK]/[PAD].
+  // Loads tokenizer.json (WordPiece form; preferred, as in HF) or else vocab.txt from a model folder, then
+  // applies tokenizer_config.json (do_lower_case, strip_accents, tokenize_chinese_chars, model_max_length,
+  // special tokens, added_tokens_decoder) and special_tokens_map.json when present; a key they lack keeps the
+  // value from tokenizer.json or HF's default. vocab.txt: id = line, trailing whitespace trimmed, a repeated
+  // token maps to its last line. Throws ct::Error naming the file when it is missing, malformed, not
+  // WordPiece/BertNormalizer/BertPreTokenizer, or lacks [CLS]/[SEP]/[UNK]/[PAD].
   static Tokenizer from_dir(const std::string& dir);
   static Tokenizer from_vocab(std::vector<std::string> vocab, TokenizerOptions options = {});
 
@@ -67,8 +70,8 @@ class Tokenizer {
   // Thread-safe.
   std::vector<Token> encode(std::string_view text) const;
 
-  // Writes vocab.txt, tokenizer_config.json and special_tokens_map.json (and tokenizer.json) as HF saves
-  // them.
+  // Writes vocab.txt, tokenizer_config.json, special_tokens_map.json and tokenizer.json as HF saves them,
+  // each atomically (temp + rename); creates `dir` if needed.
   void save(const std::string& dir) const;
 
   int32_t cls_id() const { return cls_id_; }
