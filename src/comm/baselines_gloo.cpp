@@ -54,6 +54,7 @@ void GlooBaseline::allreduce(void* buf, int64_t count, DType dtype) {
 
 void GlooBaseline::reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype) {
   const size_t block = static_cast<size_t>(recv_count * dtype_size(dtype));
+  if (block == 0) return;
   scratch_.resize(block * static_cast<size_t>(context_->size));
   std::memcpy(scratch_.data(), send, scratch_.size());
   allreduce(scratch_.data(), recv_count * context_->size, dtype);

@@ -21,7 +21,9 @@
 #include <gloo/types.h>
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
+#include "comm/comm_error.h"
 #include "core/error.h"
 
 namespace ct::comm {
@@ -141,10 +143,26 @@ GlooTransport::~GlooTransport() = default;
     try {                                                                                         \
       __VA_ARGS__;                                                                                \
     } catch (const gloo::Exception& e) {                                                          \
+      mark_comm_failed();                                                                         \
       fail("gloo ", opname, " failed in ", describe(), " after ", ms_since(t0_), " ms (timeout ", \
-           timeout.count(), " ms): ", e.what());                                                  \
+           timeout.count(), " ms", suspects(e.what()), "): ", e.what());                          \
     }                                                                                             \
   } while (0)
+
+// Gloo's timeout text does not say which member stayed silent: name every other member as a suspect.
+std::string GlooTransport::suspects(const std::string& what) const {
+  if (what.find("Timed out") == std::string::npos) return "";
+  std::ostringstream s;
+  s << "; no answer from rank(s) ";
+  bool first = true;
+  for (int i = 0; i < size(); ++i)
+    if (i != index()) {
+      s << (first ? "" : ",") << ranks()[static_cast<size_t>(i)];
+      first = false;
+    }
+  s << " (one or more)";
+  return s.str();
+}
 
 void GlooTransport::allreduce(float* data, size_t count, WireReduce op, Timeout timeout) {
   if (size() == 1 || count == 0) return;
@@ -161,7 +179,7 @@ void GlooTransport::reduce_scatter(const float* in, float* out, size_t count, Wi
                                    Timeout timeout) {
   const int p = size(), me = index();
   if (p == 1) {
-    std::memmove(out, in, count * sizeof(float));
+    if (count > 0 && out != in) std::memmove(out, in, count * sizeof(float));
     return;
   }
   if (count == 0) return;
@@ -184,6 +202,7 @@ void GlooTransport::reduce_scatter(const float* in, float* out, size_t count, Wi
       recv_buf->waitRecv(timeout);
       send_buf->waitSend(timeout);
     } catch (const gloo::Exception& e) {
+      mark_comm_failed();
       fail("gloo reduce_scatter step ", s, " failed in ", describe(), " after ", ms_since(t0),
            " ms waiting on rank ", ranks()[static_cast<size_t>(left)], " (left) / rank ",
            ranks()[static_cast<size_t>(right)], " (right), timeout ", timeout.count(), " ms: ", e.what());
@@ -196,7 +215,7 @@ void GlooTransport::reduce_scatter(const float* in, float* out, size_t count, Wi
 void GlooTransport::allgather(const void* in, void* out, size_t bytes, Timeout timeout) {
   char* mine = static_cast<char*>(out) + bytes * static_cast<size_t>(index());
   if (size() == 1 || bytes == 0) {
-    if (in != mine) std::memmove(mine, in, bytes);
+    if (bytes > 0 && in != mine) std::memmove(mine, in, bytes);
     return;
   }
   // Gloo copies the input into its own block; an input already in place is passed through a copy.
@@ -216,7 +235,7 @@ void GlooTransport::allgather(const void* in, void* out, size_t bytes, Timeout t
 void GlooTransport::alltoall(const void* in, void* out, size_t bytes, Timeout timeout) {
   const size_t total = bytes * static_cast<size_t>(size());
   if (size() == 1 || bytes == 0) {
-    if (in != out) std::memmove(out, in, total);
+    if (total > 0 && in != out) std::memmove(out, in, total);
     return;
   }
   gloo::AlltoallOptions opts(context_);

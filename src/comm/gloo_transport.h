@@ -51,6 +51,7 @@ class GlooTransport final : public Transport {
 
  private:
   uint32_t next_tag() { return tag_++; }
+  std::string suspects(const std::string& gloo_message) const;
 
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;

@@ -6,6 +6,7 @@
 #include <climits>
 #include <thread>
 
+#include "comm/comm_error.h"
 #include "core/error.h"
 
 namespace ct::comm {
@@ -83,7 +84,9 @@ std::unique_ptr<MpiTransport> MpiTransport::split(MPI_Comm parent, int color, in
 }
 
 void MpiTransport::check(int rc, const char* op) const {
-  if (rc != MPI_SUCCESS) fail("mpi ", op, " failed in ", describe(), ": ", mpi_error_string(rc));
+  if (rc == MPI_SUCCESS) return;
+  mark_comm_failed();
+  fail("mpi ", op, " failed in ", describe(), ": ", mpi_error_string(rc));
 }
 
 void MpiTransport::wait(MPI_Request& req, const char* op, Timeout timeout) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "comm/comm_error.h"
 #include "core/error.h"
 
 namespace ct::comm {
@@ -36,6 +37,7 @@ std::string Transport::describe() const {
 
 void Transport::fail_timeout(const char* op, Timeout timeout, const std::vector<int>& missing_members) const {
   std::ostringstream who;
+  mark_comm_failed();  // peers may be gone: exit-time cleanup must not wait for them
   for (size_t i = 0; i < missing_members.size(); ++i) who << (i ? "," : "") << ranks_.at(missing_members[i]);
   fail(kind(), " ", op, " timed out after ", timeout.count(), " ms in ", describe(),
        "; no answer from rank(s) ", missing_members.empty() ? std::string("?") : who.str());

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/bootstrap.h"
@@ -68,9 +69,10 @@ int check_all(Transport& t, size_t big) {
 
 int main(int argc, char** argv) {
   try {
-    // argv: [floats in the big allreduce] [flat: one group of every rank instead of one per local rank]
+    // argv: [floats in the big allreduce] [xnode (default): a group per local rank | flat: one group of every
+    // rank | stall: flat, and only member 0 enters an allreduce (timeout check)]
     size_t big = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : (size_t{4} << 20);
-    const bool flat = argc > 2 && std::string(argv[2]) == "flat";
+    const bool flat = argc > 2 && std::string(argv[2]) != "xnode";
     auto boot = Bootstrap::from_env(std::chrono::milliseconds(60000));
     const LaunchInfo& info = boot->info();
     std::unique_ptr<Transport> t;
@@ -92,6 +94,18 @@ int main(int argc, char** argv) {
       opt.connect_timeout = std::chrono::milliseconds(60000);
       t = std::make_unique<GlooTransport>(*store, flat ? std::string("flat") : str("xnode/", info.local_rank),
                                           ranks, flat ? info.rank : info.node, opt);
+    }
+    if (argc > 2 && std::string(argv[2]) == "stall") {
+      // Fault check: member 0 enters an allreduce the others never join; its timeout must name op, group and
+      // the silent ranks. The others wait past that timeout, then leave.
+      if (t->index() == 0) {
+        float x = 1;
+        t->allreduce(&x, 1, WireReduce::kSum, std::chrono::milliseconds(500));
+        std::fprintf(stderr, "transport_check: stalled allreduce returned\n");
+        return 4;
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      return 0;
     }
     CT_CHECK(t->size() == (flat ? info.size : info.num_nodes), "transport_check: group of ", t->size(),
              " for ", info.num_nodes, " nodes");
