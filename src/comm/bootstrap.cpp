@@ -167,6 +167,12 @@ std::vector<int> nodes_from_local_ranks(const std::vector<int>& local_rank,
 std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
   static std::mutex mu;
   static std::weak_ptr<Bootstrap> current;
+  // The store (and rank 0's server) lives as long as the process: a later bootstrap, after every communicator
+  // of the first one is gone, must not race a peer still talking to a server rank 0 is tearing down. Each
+  // bootstrap generation gets its own key space; every rank counts generations the same way.
+  static std::unique_ptr<TcpStoreServer> server;
+  static std::shared_ptr<Store> client;
+  static int generation = 0;
   std::lock_guard<std::mutex> lock(mu);
   if (auto live = current.lock()) return live;
   LaunchInfo info = parse_launch_env();
@@ -189,10 +195,11 @@ std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
       if (rc != 0)
         fail("bootstrap: MASTER_ADDR '", info.master_addr, "' does not resolve: ", ::gai_strerror(rc));
       ::freeaddrinfo(res);
-      if (!info.agent_store) b->server_ = std::make_unique<TcpStoreServer>(info.master_port);
+      if (!info.agent_store && !server) server = std::make_unique<TcpStoreServer>(info.master_port);
     }
-    auto tcp = connect_tcp_store(info.master_addr, info.master_port, timeout);
-    b->store_ = make_prefix_store(tcp, "ct/" + (info.run_id.empty() ? std::string("job") : info.run_id));
+    if (!client) client = connect_tcp_store(info.master_addr, info.master_port, timeout);
+    b->store_ = make_prefix_store(
+        client, str("ct/", info.run_id.empty() ? std::string("job") : info.run_id, "/g", generation++));
   }
   b->meet(timeout);
   current = b;

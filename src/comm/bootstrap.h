@@ -82,7 +82,6 @@ class Bootstrap {
 
   LaunchInfo info_;
   std::shared_ptr<Store> store_;
-  std::unique_ptr<class TcpStoreServer> server_;
   uint64_t nonce_ = 0;
   int exchange_round_ = 0;
   std::atomic<int> comm_ids_{0};

@@ -60,6 +60,12 @@ TEST(Collectives, SeveralCommunicatorsInOneProcess) {
     verify_collectives(*g, {1000}, false);
     verify_collectives(*b, {1000, 40009}, true, true);
     verify_collectives(*a, {7}, true);
+    a.reset();
+    g.reset();
+    b.reset();
+    // All gone: the next one is a fresh bootstrap generation over the same store.
+    auto again = make_communicator();
+    verify_collectives(*again, {1000}, true);
   });
   for (auto& r : res) EXPECT_EQ(r.exit_code, 0) << "rank " << r.rank << ": " << r.message;
 }
