@@ -483,12 +483,28 @@ void* CommImpl::shm_alloc(int64_t bytes) {
 
 // ---------------------------------------------------------------------------------------------- collectives
 
+// Transport ops on zero bytes are skipped: every member of the group computes the same size, so all skip.
+// bf16 crosses as f32 in bounded chunks and is divided (avg) before its single rounding.
 void CommImpl::transport_allreduce(Transport& tr, void* buf, int64_t count, DType dt, ReduceOp op,
                                    Timeout t) {
-  if (dt == DType::f32)
+  if (count == 0) return;
+  const float divisor = op == ReduceOp::avg ? static_cast<float>(size()) : 0.f;
+  if (dt == DType::f32) {
     tr.allreduce(static_cast<float*>(buf), static_cast<size_t>(count), wire_of(op), t);
-  else
-    tr.allreduce_bf16(static_cast<bf16*>(buf), static_cast<size_t>(count), wire_of(op), t);
+    if (divisor != 0.f) scale(buf, count, dt, divisor);
+    return;
+  }
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  std::vector<float> wide(static_cast<size_t>(std::min(count, kChunk)));
+  auto* b = static_cast<bf16*>(buf);
+  for (int64_t off = 0; off < count; off += kChunk) {
+    const int64_t n = std::min(kChunk, count - off);
+    bf16_to_f32(b + off, wide.data(), n);
+    tr.allreduce(wide.data(), static_cast<size_t>(n), wire_of(op), t);
+    float* w = wide.data();
+    reduce_f32(&w, 1, &w, 1, n, Combine::sum, divisor);
+    f32_to_bf16(w, b + off, n);
+  }
 }
 
 void CommImpl::do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t) {
@@ -496,18 +512,13 @@ void CommImpl::do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceO
   const float divisor = op == ReduceOp::avg ? static_cast<float>(size()) : 0.f;
   if (size() == 1) return;
   if (!l.transport) return l.shm->allreduce(buf, count, dt, combine_of(op), divisor, t);
-  if (!l.shm) {
-    transport_allreduce(*l.transport, buf, count, dt, op, t);
-    if (divisor != 0.f) scale(buf, count, dt, divisor);
-    return;
-  }
+  if (!l.shm) return transport_allreduce(*l.transport, buf, count, dt, op, t);
   // Hierarchical: node reduce-scatter in shm, my slice across nodes, node allgather in shm.
   l.shm->reduce_scatter_inplace(buf, count, dt, combine_of(op), t);
   int64_t lo, len;
   ShmNode::slice(count, local_size(), local_rank(), lo, len);
   auto* slice = static_cast<uint8_t*>(buf) + lo * dtype_size(dt);
   transport_allreduce(*l.transport, slice, len, dt, op, t);
-  if (divisor != 0.f) scale(slice, len, dt, divisor);
   l.shm->allgather_inplace(buf, count, dt, t);
 }
 
