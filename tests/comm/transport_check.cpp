@@ -117,6 +117,14 @@ int main(int argc, char** argv) {
     // far apart (seen with -ppn 2 across namespaces); meeting first avoids it.
     if (boot->mpi()) MPI_Barrier(MPI_COMM_WORLD);
     t.reset();
+    if (boot->mpi() && std::getenv("CT_TEST_SKIP_MPI_FINALIZE")) {
+      // Across network namespaces MPICH 4.0 over UCX/TCP intermittently deadlocks inside MPI_Finalize after
+      // every rank has verified its results (netns_bench.sh has the details). The netns tests check the
+      // transport, not MPICH's teardown: once all ranks have met above, leave without finalizing.
+      MPI_Barrier(MPI_COMM_WORLD);
+      std::fflush(nullptr);
+      std::_Exit(errors == 0 ? 0 : 3);
+    }
     return errors == 0 ? 0 : 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "transport_check: error: %s\n", e.what());
