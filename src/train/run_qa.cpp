@@ -1,5 +1,6 @@
 #include "train/run_qa.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -16,6 +17,8 @@ namespace ct::train {
 namespace stdfs = std::filesystem;
 
 namespace {
+
+constexpr double kSinusoidScale = 0.05;
 
 bool is_dir(const std::string& p) {
   std::error_code ec;
@@ -71,6 +74,22 @@ void print_metrics(const std::string& split, const nlohmann::json& m) {
 
 }  // namespace
 
+void init_sinusoidal_positions(model::QaModel& m) {
+  const auto& c = m.config();
+  const int64_t H = c.hidden_size;
+  float* pos = m.params_data() + m.layout().pos_emb;
+  // Transformer sinusoids at the init's scale: neighbours get similar codes, so attending "to the tokens
+  // nearby" is learnable from the first step instead of after a long plateau.
+  const double scale = kSinusoidScale;
+  for (int64_t p = 0; p < c.max_position_embeddings; ++p)
+    for (int64_t i = 0; i < H / 2; ++i) {
+      const double angle = static_cast<double>(p) / std::pow(10000.0, 2.0 * static_cast<double>(i) / H);
+      pos[p * H + 2 * i] = static_cast<float>(scale * std::sin(angle));
+      pos[p * H + 2 * i + 1] = static_cast<float>(scale * std::cos(angle));
+    }
+  m.mark_weights_changed();
+}
+
 LoadedModel load_model(const QaArguments& args) {
   const auto& m = args.model;
   LoadedModel out;
@@ -118,6 +137,7 @@ LoadedModel load_model(const QaArguments& args) {
   } else {
     log::info("no --model_name_or_path: training ", out.config.model_type, " from random init (seed ", seed,
               ")");
+    if (args.coretrain.demo) init_sinusoidal_positions(*out.model);
   }
   return out;
 }

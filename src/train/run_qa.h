@@ -27,6 +27,11 @@ struct LoadedModel {
 // warning, unused tensors listed), else random init from --seed. Every failure names the flag and the path.
 LoadedModel load_model(const QaArguments& args);
 
+// The demo's one departure from HF's init: position embeddings start as scaled transformer sinusoids (still a
+// standard BERT; only the starting values differ), which lets a tiny model from scratch learn which words
+// share a sentence within the demo's time budget.
+void init_sinusoidal_positions(model::QaModel& model);
+
 struct RunResult {
   nlohmann::json train_metrics;  // empty unless --do_train
   nlohmann::json eval_metrics;   // empty unless --do_eval

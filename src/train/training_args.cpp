@@ -126,6 +126,8 @@ class FlagTable {
     add("demo_train_paragraphs", &c.demo_train_paragraphs,
         "coretrain: demo training paragraphs (0: default)");
     add("demo_eval_paragraphs", &c.demo_eval_paragraphs, "coretrain: demo held-out paragraphs (0: default)");
+    add("demo_min_people", &c.demo_min_people, "coretrain: fewest people per demo paragraph (0: default)");
+    add("demo_max_people", &c.demo_max_people, "coretrain: most people per demo paragraph (0: default)");
     add("dump_eval_features", &c.dump_eval_features, "coretrain debug: write eval features' inputs to FILE");
   }
 
@@ -369,6 +371,8 @@ void validate(QaArguments& a) {
   check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
   check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
   check(c.demo_eval_paragraphs >= 0, "demo_eval_paragraphs", "must be >= 0");
+  check(c.demo_min_people >= 0, "demo_min_people", "must be >= 0");
+  check(c.demo_max_people >= 0, "demo_max_people", "must be >= 0");
   if (t.eval_strategy != "no") t.do_eval = true;  // as HF's __post_init__
   if (t.use_ipex)
     a.notes.push_back("--use_ipex: accepted; coretrain's own bf16/f32 kernels play IPEX's part");

@@ -109,6 +109,8 @@ struct CoretrainArguments {
   bool demo = false;                  // generate the demo set, train a small BERT from random init, evaluate
   int64_t demo_train_paragraphs = 0;  // 0: the demo's default
   int64_t demo_eval_paragraphs = 0;
+  int64_t demo_min_people = 0;  // people per demo paragraph (0: the demo's default)
+  int64_t demo_max_people = 0;
   std::string
       dump_eval_features;  // write the eval features' model inputs to this JSON file (tests feed torch)
 };
