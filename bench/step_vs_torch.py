@@ -69,12 +69,14 @@ def torch_worker(a):
 
 def run(cmd, env):
     print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     result = None
-    for line in p.stdout.splitlines():
+    for line in p.stdout:  # streamed: a full-size step takes many seconds
+        line = line.rstrip("\n")
         print("    " + line, flush=True)
         if line.startswith("json: "):
             result = json.loads(line[6:])
+    p.wait()
     if p.returncode != 0 or result is None:
         sys.exit(f"step_vs_torch: {cmd[0]} failed (exit {p.returncode})")
     return result
