@@ -16,7 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 NETNS_LAUNCH="$here/../../deploy/netns-launch"
 . "$here/netns_lib.sh"
 netns_setup "$nodes" || { echo "FAIL: namespace setup"; exit 1; }
-export CORETRAIN_COMM_TIMEOUT=60 NETNS_RUN_TIMEOUT=90
+# Bounded runs (each takes seconds) that all fit in ctest's TIMEOUT, so ctest never has to kill the script.
+export CORETRAIN_COMM_TIMEOUT=20 NETNS_RUN_TIMEOUT=25
 
 max=1048576
 port=$((20000 + NETNS_ID % 30000))

@@ -9,9 +9,20 @@ NETNS_NODES=""
 NETNS_MAP=""
 
 netns_cleanup() {
+  [ -n "${NETNS_HOSTFILE:-}" ] && rm -f "$NETNS_HOSTFILE"
   for ns in $NETNS_NODES "${NETNS_PREFIX}h"; do
     ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
     ip netns del "$ns" 2>/dev/null
+  done
+  return 0
+}
+
+# Namespaces of earlier runs that were killed outright (SIGKILL leaves no chance to trap): ours by name, empty of
+# processes, and older than any run lasts.
+netns_sweep_stale() {
+  for f in $(find /run/netns -maxdepth 1 -name 'ctn*' -mmin +15 2>/dev/null); do
+    ns=${f##*/}
+    [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && ip netns del "$ns" 2>/dev/null
   done
   return 0
 }
@@ -20,6 +31,7 @@ netns_cleanup() {
 netns_setup() {
   trap netns_cleanup EXIT
   trap 'exit 130' INT TERM
+  netns_sweep_stale
   if ! ip netns add "${NETNS_PREFIX}h" 2>/dev/null; then
     echo "SKIP: cannot create network namespaces here (ip netns add needs root / CAP_SYS_ADMIN)"
     trap - EXIT
@@ -56,13 +68,14 @@ netns_mpiexec() {
   nodes=$1 ppn=$2
   shift 2
   hostfile=$(mktemp /tmp/ct-netns-hosts.XXXXXX)
+  NETNS_HOSTFILE=$hostfile
   i=0
   while [ "$i" -lt "$nodes" ]; do
     echo "$NETNS_SUBNET.$((i + 1)):$ppn" >> "$hostfile"
     i=$((i + 1))
   done
   # A bounded run: a hang (e.g. MPICH/UCX's finalize deadlock, see netns_bench.sh) fails instead of blocking ctest.
-  timeout -k 5 "${NETNS_RUN_TIMEOUT:-120}" ip netns exec "${NETNS_PREFIX}0" mpiexec -genv UCX_TLS tcp,self -f "$hostfile" -n $((nodes * ppn)) -ppn "$ppn" \
+  timeout -k 5 "${NETNS_RUN_TIMEOUT:-60}" ip netns exec "${NETNS_PREFIX}0" mpiexec -genv UCX_TLS tcp,self -f "$hostfile" -n $((nodes * ppn)) -ppn "$ppn" \
     -launcher ssh -launcher-exec "$NETNS_LAUNCH" "$@"
   rc=$?
   rm -f "$hostfile"
@@ -79,7 +92,7 @@ netns_envlaunch() {
   while [ "$n" -lt "$nodes" ]; do
     l=0
     while [ "$l" -lt "$ppn" ]; do
-      timeout -k 5 "${NETNS_RUN_TIMEOUT:-120}" ip netns exec "${NETNS_PREFIX}$n" env RANK=$((n * ppn + l)) WORLD_SIZE=$((nodes * ppn)) LOCAL_RANK=$l \
+      timeout -k 5 "${NETNS_RUN_TIMEOUT:-60}" ip netns exec "${NETNS_PREFIX}$n" env RANK=$((n * ppn + l)) WORLD_SIZE=$((nodes * ppn)) LOCAL_RANK=$l \
         LOCAL_WORLD_SIZE="$ppn" MASTER_ADDR="$NETNS_SUBNET.1" MASTER_PORT="$port" "$@" &
       pids="$pids $!"
       l=$((l + 1))
