@@ -203,14 +203,53 @@ std::vector<Example> make_paragraph(Rng& rng, const DemoOptions& o, const std::s
   std::vector<size_t> used(pools.size(), 0);
 
   std::vector<Fact> facts;
+  std::vector<size_t> count(people);
+  size_t total = 0;
+  for (size_t p = 0; p < people; ++p) {
+    count[p] = static_cast<size_t>(rng.between(o.min_facts, o.max_facts));
+    total += count[p];
+  }
+  // Paired mode: relations come in same-kind pairs (birth and home city, ...) so most answers have a
+  // distractor of their own type elsewhere in the paragraph; the pair's two facts go to the same or different
+  // people.
+  std::vector<size_t> paired;
+  if (o.paired_relations && !o.repeat_relations) {
+    std::vector<bool> in(relations().size(), false);
+    while (paired.size() < total) {
+      std::vector<size_t> pairs, singles;
+      for (size_t r = 0; r + 1 < relations().size(); ++r) {
+        if (relations()[r].kind == relations()[r + 1].kind && !in[r] && !in[r + 1]) pairs.push_back(r);
+      }
+      for (size_t r = 0; r < relations().size(); ++r) {
+        if (!in[r]) singles.push_back(r);
+      }
+      const bool pair = total - paired.size() >= 2 && !pairs.empty() && rng.below(3) != 0;
+      const size_t r = pair ? pairs[static_cast<size_t>(rng.below(static_cast<int64_t>(pairs.size())))]
+                            : singles[static_cast<size_t>(rng.below(static_cast<int64_t>(singles.size())))];
+      paired.push_back(r);
+      in[r] = true;
+      if (pair) {
+        paired.push_back(r + 1);
+        in[r + 1] = true;
+      }
+    }
+    rng.shuffle(paired);
+  }
   std::vector<bool> taken(relations().size(), false);
+  size_t next_paired = 0;
   for (size_t p = 0; p < people; ++p) {
     std::vector<size_t> rel;
-    for (size_t r = 0; r < relations().size(); ++r) {
-      if (o.repeat_relations || !taken[r]) rel.push_back(r);
+    if (!paired.empty()) {
+      rel.assign(paired.begin() + static_cast<std::ptrdiff_t>(next_paired),
+                 paired.begin() + static_cast<std::ptrdiff_t>(next_paired + count[p]));
+      next_paired += count[p];
+    } else {
+      for (size_t r = 0; r < relations().size(); ++r) {
+        if (o.repeat_relations || !taken[r]) rel.push_back(r);
+      }
+      rng.shuffle(rel);
     }
-    rng.shuffle(rel);
-    const size_t k = static_cast<size_t>(rng.between(o.min_facts, o.max_facts));
+    const size_t k = count[p];
     for (size_t j = 0; j < k && j < rel.size(); ++j) {
       taken[rel[j]] = true;
       // Two facts of one kind (birth and home city, ...) take two different values.
@@ -319,9 +358,9 @@ DemoData generate_demo_data(const DemoOptions& o) {
                o.max_facts <= static_cast<int64_t>(relations().size()),
            "demo: facts per person must satisfy 1 <= min_facts <= max_facts <= ", relations().size(),
            ", got ", o.min_facts, "..", o.max_facts);
-  CT_CHECK(o.repeat_relations || o.max_people * o.min_facts <= static_cast<int64_t>(relations().size()),
-           "demo: max_people * min_facts must be <= ", relations().size(),
-           " when relations do not repeat within a paragraph, got ", o.max_people, " * ", o.min_facts);
+  CT_CHECK(o.repeat_relations || o.max_people * o.max_facts <= static_cast<int64_t>(relations().size()),
+           "demo: max_people * max_facts must be <= ", relations().size(),
+           " when relations do not repeat within a paragraph, got ", o.max_people, " * ", o.max_facts);
   CT_CHECK(o.questions_per_paragraph >= 1, "demo: questions_per_paragraph must be >= 1, got ",
            o.questions_per_paragraph);
   Rng rng{Generator(o.seed)};

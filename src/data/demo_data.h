@@ -22,9 +22,11 @@ struct DemoOptions {
   int64_t train_paragraphs = 2000;
   int64_t eval_paragraphs = 200;
   int64_t min_people = 2;  // per paragraph
-  int64_t max_people = 3;
+  int64_t max_people = 2;
   int64_t min_facts = 2;  // per person
-  int64_t max_facts = 3;
+  int64_t max_facts = 2;
+  // Draw relations in same-kind pairs, so most questions have a distractor of their answer's type.
+  bool paired_relations = false;
   bool repeat_relations = false;  // let several people of a paragraph share a relation (names then matter)
   int64_t questions_per_paragraph = 4;
 };

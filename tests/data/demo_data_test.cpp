@@ -197,6 +197,48 @@ TEST(DemoData, RelationsRepeatOnlyWhenAsked) {
   EXPECT_GE(most, 2);
 }
 
+// Kind of an answer by its text: year, count, color, or another word kind.
+std::string kind_of(const std::string& t) {
+  static const std::set<std::string> kColors = {"red",    "blue",  "green", "yellow", "purple",
+                                                "orange", "black", "white", "silver", "pink",
+                                                "brown",  "gray",  "gold",  "teal",   "violet"};
+  if (std::isdigit(static_cast<unsigned char>(t[0]))) return t.size() == 4 ? "year" : "count";
+  return kColors.count(t) ? "color" : "other";
+}
+
+// Fraction of year/count/color questions whose paragraph holds another answer of the same kind (with 2 people
+// x 2 facts and 4 questions per paragraph, every fact is asked, so the questions list all answers).
+double same_kind_rate(const std::vector<Example>& ex) {
+  int64_t n = 0, hit = 0;
+  for (const Example& e : ex) {
+    const std::string k = kind_of(e.answers[0].text);
+    if (k == "other") continue;
+    ++n;
+    for (const Example& o : ex) {
+      if (&o != &e && o.context == e.context && kind_of(o.answers[0].text) == k) {
+        ++hit;
+        break;
+      }
+    }
+  }
+  return static_cast<double>(hit) / static_cast<double>(n);
+}
+
+TEST(DemoData, PairedRelationsGiveSameKindDistractors) {
+  DemoOptions o = small(9);
+  const double plain = same_kind_rate(generate_demo_data(o).train);
+  o.paired_relations = true;
+  DemoData d = generate_demo_data(o);
+  const double paired = same_kind_rate(d.train);
+  EXPECT_GT(paired, 0.8);
+  EXPECT_LT(plain, 0.5);
+  for (const Example& e : d.train) {
+    EXPECT_EQ(e.context.substr(static_cast<size_t>(e.answers[0].begin), e.answers[0].text.size()),
+              e.answers[0].text);
+  }
+  EXPECT_EQ(d.train.size(), 600u);
+}
+
 TEST(DemoData, BadOptions) {
   DemoOptions o;
   o.train_paragraphs = 0;
@@ -212,8 +254,9 @@ TEST(DemoData, BadOptions) {
   o.questions_per_paragraph = 0;
   testing::expect_error([&] { generate_demo_data(o); }, {"questions_per_paragraph"});
   o = DemoOptions{};
-  o.min_facts = o.max_facts = 4;
-  testing::expect_error([&] { generate_demo_data(o); }, {"max_people * min_facts must be <= 10", "3 * 4"});
+  o.max_people = 3;
+  o.max_facts = 4;
+  testing::expect_error([&] { generate_demo_data(o); }, {"max_people * max_facts must be <= 10", "3 * 4"});
   o.repeat_relations = true;
   o.train_paragraphs = 10;
   o.eval_paragraphs = 2;

@@ -260,7 +260,7 @@ TEST(Features, EveryGoldAnswerInAWindowDecodesToItsText) {
   DemoData d = generate_demo_data(o);
   const auto tok = text::Tokenizer::from_vocab(build_demo_vocab(d.train));
   // Short windows so most paragraphs are cut into several overlapping features.
-  FeatureSet fs = FeatureSet::build(d.train, tok, opt(48, 12));
+  FeatureSet fs = FeatureSet::build(d.train, tok, opt(32, 8));
   EXPECT_GT(fs.size(), static_cast<int64_t>(d.train.size()) * 3 / 2);
   std::vector<int> found(d.train.size(), 0);
   for (int64_t f = 0; f < fs.size(); ++f) {
@@ -271,7 +271,7 @@ TEST(Features, EveryGoldAnswerInAWindowDecodesToItsText) {
     EXPECT_EQ(decode(e, fs, f), e.answers[0].text) << e.id;
     ++found[static_cast<size_t>(fs[f].example_index)];
   }
-  // Demo answers are a few tokens long and windows overlap by 12, so every answer lies inside some window.
+  // Demo answers are at most 3 tokens long and windows overlap by 8, so every answer lies inside some window.
   for (size_t i = 0; i < found.size(); ++i) EXPECT_GT(found[i], 0) << d.train[i].id;
 }
 
