@@ -251,9 +251,14 @@ class CommImpl final : public Communicator {
   void check_root(int root) const {
     CT_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " outside 0..", size() - 1);
   }
-  WorkPtr submit(bool async, std::function<void(Lane&)> fn);
+  // Blocking ops with nothing queued ahead run inline, without wrapping fn in a std::function (no heap
+  // allocation on the small-message path); everything else is queued for the lane's worker.
+  template <class F>
+  WorkPtr submit(bool async, F&& fn);
+  WorkPtr enqueue(Lane& lane, std::unique_lock<std::mutex>& lock, bool async, std::function<void(Lane&)> fn);
   void worker_loop(Lane& lane, int index);
-  void run(Lane& lane, const std::function<void(Lane&)>& fn);
+  template <class F>
+  void run(Lane& lane, F& fn);
 
   void do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t);
   void do_reduce_scatter(Lane& l, const void* send, void* recv, int64_t rc, DType dt, ReduceOp op, Timeout t);
@@ -395,7 +400,8 @@ std::string CommImpl::describe() const {
              lanes_.size(), " worker(s), launched by ", launcher_name(in.launcher));
 }
 
-void CommImpl::run(Lane& lane, const std::function<void(Lane&)>& fn) {
+template <class F>
+void CommImpl::run(Lane& lane, F& fn) {
   try {
     fn(lane);
   } catch (...) {
@@ -404,7 +410,8 @@ void CommImpl::run(Lane& lane, const std::function<void(Lane&)>& fn) {
   }
 }
 
-WorkPtr CommImpl::submit(bool async, std::function<void(Lane&)> fn) {
+template <class F>
+WorkPtr CommImpl::submit(bool async, F&& fn) {
   Lane& lane = *lanes_[issued_++ % lanes_.size()];
   std::unique_lock<std::mutex> lock(lane.mu);
   if (!async && lane.queue.empty() && !lane.busy) {
@@ -416,14 +423,21 @@ WorkPtr CommImpl::submit(bool async, std::function<void(Lane&)> fn) {
       ~Release() {
         std::lock_guard<std::mutex> g(l.mu);
         l.busy = false;
-        l.cv.notify_all();
+        // Wake the worker only when it has queued work: a wake-up per op made the idle worker thread
+        // preempt the peer rank on a busy machine, which then arrived late and cost a scheduler slice.
+        if (!l.queue.empty()) l.cv.notify_all();
       }
     } release{lane};
     run(lane, fn);
     return nullptr;
   }
+  return enqueue(lane, lock, async, std::function<void(Lane&)>(std::forward<F>(fn)));
+}
+
+WorkPtr CommImpl::enqueue(Lane& lane, std::unique_lock<std::mutex>& lock, bool async,
+                          std::function<void(Lane&)> fn) {
   auto work = std::make_shared<WorkImpl>();
-  lane.queue.emplace_back([this, &lane, fn = std::move(fn)] { run(lane, fn); }, work);
+  lane.queue.emplace_back([this, &lane, fn = std::move(fn)]() mutable { run(lane, fn); }, work);
   lane.cv.notify_all();
   lock.unlock();
   if (!async) {

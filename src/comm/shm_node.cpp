@@ -200,7 +200,11 @@ int ShmNode::peer_pid(int r) const {
 // ------------------------------------------------------------------------------------------------ ShmChannel
 
 ShmChannel::ShmChannel(ShmNode& node, int index)
-    : node_(node), index_(index), me_(node.config_.local_rank), n_(node.config_.local_size) {}
+    : node_(node),
+      index_(index),
+      me_(node.config_.local_rank),
+      n_(node.config_.local_size),
+      small_ins_(static_cast<size_t>(n_)) {}
 
 ShmChannel::Slot& ShmChannel::slot(int r) const {
   auto* base = reinterpret_cast<Slot*>(node_.control_.data() + node_.slots_offset_);
@@ -484,6 +488,20 @@ void ShmChannel::allreduce(void* buf, int64_t count, DType dtype, Combine op, fl
     wait_all(counter_, true);
     return;
   }
+  if (!zero_copy_ && bytes <= std::min<int64_t>(kSmallBytes, node_.config_.stage_bytes)) {
+    // Small: everyone publishes a copy and reduces all copies in rank order (identical results everywhere).
+    // No allocation on this path: it is the latency-bound one.
+    int b = pick_buffer();
+    wait_all(reuse_[b], false);
+    copy_bytes(stage(me_, b), p, bytes);
+    arrive();
+    wait_all(counter_, true);
+    for (int j = 0; j < n_; ++j) small_ins_[j] = stage(j, b);
+    reduce_any(dtype, small_ins_.data(), n_, &p, 1, count, op, divisor);
+    arrive();
+    reuse_[b] = counter_;
+    return;
+  }
   std::vector<Range> ranges(n_);
   for (int j = 0; j < n_; ++j) ShmNode::slice(count, n_, j, ranges[j].lo, ranges[j].len);
   if (zero_copy_) {
@@ -496,20 +514,6 @@ void ShmChannel::allreduce(void* buf, int64_t count, DType dtype, Combine op, fl
     reduce_any(dtype, ins.data(), n_, outs.data(), n_, ranges[me_].len, op, divisor);
     arrive();
     wait_all(counter_, false);  // nobody touches its buffer while a peer still writes into it
-    return;
-  }
-  if (bytes <= std::min<int64_t>(kSmallBytes, node_.config_.stage_bytes)) {
-    // Small: everyone publishes a copy and reduces all copies in rank order (identical results everywhere).
-    int b = pick_buffer();
-    wait_all(reuse_[b], false);
-    copy_bytes(stage(me_, b), p, bytes);
-    arrive();
-    wait_all(counter_, true);
-    std::vector<const uint8_t*> ins(n_);
-    for (int j = 0; j < n_; ++j) ins[j] = stage(j, b);
-    reduce_any(dtype, ins.data(), n_, &p, 1, count, op, divisor);
-    arrive();
-    reuse_[b] = counter_;
     return;
   }
   pipeline_reduce(p, p, p + ranges[me_].lo * esz, ranges, dtype, op, divisor, true);

@@ -102,6 +102,7 @@ class ShmChannel {
   std::chrono::steady_clock::time_point start_;
   ShmTimeout timeout_{0};
   bool zero_copy_ = false;
+  std::vector<const uint8_t*> small_ins_;  // the small allreduce's inputs, kept to avoid an allocation per op
 };
 
 class ShmNode {
