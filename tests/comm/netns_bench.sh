@@ -21,7 +21,7 @@ netns_setup "$nodes" || { echo "FAIL: namespace setup"; exit 1; }
 export CORETRAIN_COMM_TIMEOUT=20 NETNS_RUN_TIMEOUT=25
 
 max=1048576
-port=$((20000 + NETNS_ID % 30000))
+port=$((20000 + NETNS_ID % 12000))
 run() {
   case "$mode" in
     mpi) netns_mpiexec "$nodes" "$ppn" "$coretrain" bench comm --check --iters 2 --warmup 1 --max-bytes $max "$@" ;;
