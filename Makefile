@@ -12,7 +12,7 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/apps/coretrain qa --demo --output_dir demo-out --overwrite_output_dir
+	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} $(BUILD)/apps/coretrain qa --demo --output_dir demo-out --overwrite_output_dir
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
