@@ -7,7 +7,7 @@ For each precision (f32, bf16) runs, as separate processes one after the other:
       (no decay on biases/LayerNorm, as HF), clip_grad_norm_(1.0), torch.autocast("cpu", bfloat16) for bf16
 and prints both throughputs, their ratio and each process's peak RSS (getrusage ru_maxrss of the process).
 
-  /usr/bin/python3 bench/step_vs_torch.py --coretrain build/apps/coretrain            # full size: ~10 s/step
+  /usr/bin/python3 bench/step_vs_torch.py --coretrain build/release/apps/coretrain           # full size: ~10 s/step
   /usr/bin/python3 bench/step_vs_torch.py --coretrain ... --layers 2 --hidden 256 --heads 4 --intermediate 1024 --seq 128
 
 Threads: OMP_NUM_THREADS if set, else all CPUs; both sides get the same number.
@@ -84,7 +84,7 @@ def run(cmd, env):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--coretrain", default=os.path.join(ROOT, "build", "apps", "coretrain"))
+    ap.add_argument("--coretrain", default=os.path.join(ROOT, "build", "release", "apps", "coretrain"))
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=768)
     ap.add_argument("--heads", type=int, default=12)
