@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "core/parallel.h"
 #include "kernels/cpu_features.h"
@@ -17,10 +18,10 @@ int run_bench_matmul(int argc, char** argv) {
   int64_t m = 1536, n = 3072, k = 768;
   int reps = 10;
   bool bf16_only = false;
-  app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
-  app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
-  app.add_option("--k", k, "inner dimension")->check(CLI::PositiveNumber);
-  app.add_option("--reps", reps, "timed repetitions (best is reported)")->check(CLI::PositiveNumber);
+  app.add_option("--m", m, "rows of A and C")->check(ct::app::kPositive);
+  app.add_option("--n", n, "columns of B and C")->check(ct::app::kPositive);
+  app.add_option("--k", k, "inner dimension")->check(ct::app::kPositive);
+  app.add_option("--reps", reps, "timed repetitions (best is reported)")->check(ct::app::kPositive);
   app.add_flag("--bf16", bf16_only, "only the bf16 measurement");
   try {
     app.parse(argc, argv);

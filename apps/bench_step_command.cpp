@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -46,15 +47,15 @@ int run_bench_step(int argc, char** argv) {
   int steps = 3, warmup = 1;
   bool bf16 = false, distilbert = false;
   uint64_t seed = 42;
-  app.add_option("--layers", layers, "encoder layers")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", hidden, "hidden size")->check(CLI::PositiveNumber);
-  app.add_option("--heads", heads, "attention heads")->check(CLI::PositiveNumber);
-  app.add_option("--intermediate", intermediate, "FFN size")->check(CLI::PositiveNumber);
-  app.add_option("--seq", seq, "sequence length")->check(CLI::PositiveNumber);
-  app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--vocab", vocab, "vocabulary size")->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--layers", layers, "encoder layers")->check(ct::app::kPositive);
+  app.add_option("--hidden", hidden, "hidden size")->check(ct::app::kPositive);
+  app.add_option("--heads", heads, "attention heads")->check(ct::app::kPositive);
+  app.add_option("--intermediate", intermediate, "FFN size")->check(ct::app::kPositive);
+  app.add_option("--seq", seq, "sequence length")->check(ct::app::kPositive);
+  app.add_option("--batch", batch, "batch size")->check(ct::app::kPositive);
+  app.add_option("--vocab", vocab, "vocabulary size")->check(ct::app::kPositive);
+  app.add_option("--steps", steps, "timed steps")->check(ct::app::kPositive);
+  app.add_option("--warmup", warmup, "untimed steps first")->check(ct::app::kNonNegative);
   app.add_option("--seed", seed, "init / data / dropout seed");
   app.add_flag("--bf16", bf16, "bf16 matmuls with f32 master weights (autocast-style)");
   app.add_flag("--distilbert", distilbert, "DistilBERT instead of BERT (no token types)");

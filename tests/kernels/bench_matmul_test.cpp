@@ -34,6 +34,7 @@ TEST(BenchMatmul, PrintsF32AndBf16Rates) {
 TEST(BenchMatmul, RejectsNonPositiveSizes) {
   std::string out;
   EXPECT_NE(run("--m 0", &out), 0) << out;
+  EXPECT_NE(out.find("--m: expected a positive integer, got '0'"), std::string::npos) << out;
   out.clear();
   EXPECT_NE(run("--k -3", &out), 0) << out;
 }
