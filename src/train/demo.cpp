@@ -11,7 +11,7 @@
 namespace ct::train {
 
 namespace {
-constexpr int64_t kDemoTrainParagraphs = 2000;
+constexpr int64_t kDemoTrainParagraphs = 4000;
 constexpr int64_t kDemoEvalParagraphs = 200;
 }  // namespace
 
