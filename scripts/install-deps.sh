@@ -10,7 +10,8 @@ pkgs=(
   libutf8proc-dev        # Unicode normalization for the tokenizer
   nlohmann-json3-dev libcli11-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-torch python3-numpy   # golden fixtures and the PyTorch side of benchmarks (never needed by tests)
+  python3-torch python3-numpy   # golden fixtures, torch cross-checks and the PyTorch side of benchmarks
+  libopenblas0-openmp    # gives Debian's torch an optimized BLAS (without it torch falls back to reference BLAS, ~2 GFLOP/s)
   iproute2               # network namespaces for multi-node tests
 )
 missing=()
