@@ -1,5 +1,5 @@
-// coretrain: one executable, subcommands registered by the files beside this one. Errors from any layer arrive
-// here as ct::Error and leave as one line on stderr with a non-zero exit.
+// coretrain: one executable, subcommands registered by the files beside this one. Errors from any layer
+// arrive here as ct::Error and leave as one line on stderr with a non-zero exit.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -19,7 +19,8 @@ namespace {
 
 void usage(FILE* out) {
   std::fprintf(out, "usage: coretrain <command> [flags]\n\ncommands:\n");
-  for (const auto& [name, cmd] : commands()) std::fprintf(out, "  %-14s %s\n", name.c_str(), cmd.summary.c_str());
+  for (const auto& [name, cmd] : commands())
+    std::fprintf(out, "  %-14s %s\n", name.c_str(), cmd.summary.c_str());
   std::fprintf(out, "\n`coretrain <command> --help` lists a command's flags.\n");
 }
 
@@ -28,7 +29,8 @@ void usage(FILE* out) {
 
 int main(int argc, char** argv) {
   using namespace ct::app;
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }

@@ -27,10 +27,16 @@ inline float bf16_bits_to_f32(uint16_t b) {
   return f;
 }
 
-inline bf16 to_bf16(float f) { return bf16{f32_to_bf16_bits(f)}; }
-inline float to_f32(bf16 b) { return bf16_bits_to_f32(b.bits); }
+inline bf16 to_bf16(float f) {
+  return bf16{f32_to_bf16_bits(f)};
+}
+inline float to_f32(bf16 b) {
+  return bf16_bits_to_f32(b.bits);
+}
 // The value f takes after a round trip through bf16 (what autocast does to a matmul input).
-inline float round_bf16(float f) { return bf16_bits_to_f32(f32_to_bf16_bits(f)); }
+inline float round_bf16(float f) {
+  return bf16_bits_to_f32(f32_to_bf16_bits(f));
+}
 
 // Bulk conversions; vectorized where the compiler can.
 void f32_to_bf16(const float* src, bf16* dst, int64_t n);

@@ -1,6 +1,6 @@
-// Error model: bad input throws ct::Error carrying a one-line message that names the culprit (file, flag, rank,
-// tensor) and what was expected; main() catches it once, prints it and exits non-zero. Broken invariants (bugs)
-// abort with file:line through CT_ASSERT.
+// Error model: bad input throws ct::Error carrying a one-line message that names the culprit (file, flag,
+// rank, tensor) and what was expected; main() catches it once, prints it and exits non-zero. Broken
+// invariants (bugs) abort with file:line through CT_ASSERT.
 #pragma once
 
 #include <cstdio>
@@ -31,15 +31,15 @@ template <class... Args>
 
 }  // namespace ct
 
-#define CT_CHECK(cond, ...)                   \
-  do {                                        \
-    if (!(cond)) ::ct::fail(__VA_ARGS__);     \
+#define CT_CHECK(cond, ...)               \
+  do {                                    \
+    if (!(cond)) ::ct::fail(__VA_ARGS__); \
   } while (0)
 
-#define CT_ASSERT(cond)                                                                          \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
+#define CT_ASSERT(cond)                                                                            \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
       std::fprintf(stderr, "coretrain: internal error at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                              \
-    }                                                                                            \
+      std::abort();                                                                                \
+    }                                                                                              \
   } while (0)

@@ -25,8 +25,12 @@ std::mutex g_mu;
 
 }  // namespace
 
-Level level() { return static_cast<Level>(g_level.load(std::memory_order_relaxed)); }
-void set_level(Level l) { g_level.store(static_cast<int>(l)); }
+Level level() {
+  return static_cast<Level>(g_level.load(std::memory_order_relaxed));
+}
+void set_level(Level l) {
+  g_level.store(static_cast<int>(l));
+}
 void set_rank(int rank, int world) {
   g_rank.store(rank);
   g_world.store(world);

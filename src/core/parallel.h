@@ -5,6 +5,8 @@
 
 namespace ct {
 
-inline int num_threads() { return omp_get_max_threads(); }
+inline int num_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace ct

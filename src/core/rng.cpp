@@ -55,7 +55,9 @@ uint64_t Generator::next_u64() {
   return (hi << 32) | next_u32();
 }
 
-double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
+double Generator::uniform() {
+  return static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 double Generator::normal() {
   double u1 = uniform(), u2 = uniform();

@@ -1,6 +1,6 @@
-// Counter-based random numbers (Philox4x32-10). A value depends only on (seed, stream, index), never on thread
-// count or call order, so dropout masks are reproducible per rank/step/site and a run resumes bit-exactly from a
-// saved (seed, offset) pair.
+// Counter-based random numbers (Philox4x32-10). A value depends only on (seed, stream, index), never on
+// thread count or call order, so dropout masks are reproducible per rank/step/site and a run resumes
+// bit-exactly from a saved (seed, offset) pair.
 #pragma once
 
 #include <array>
@@ -12,9 +12,12 @@ namespace ct {
 std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo);
 
 // Uniform float in [0, 1) from 24 random bits.
-inline float u32_to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
+inline float u32_to_unit_float(uint32_t x) {
+  return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
+}
 
-// out[k] = uniform value number (offset + k) of stream `stream` under `seed`; parallel, thread-count invariant.
+// out[k] = uniform value number (offset + k) of stream `stream` under `seed`; parallel, thread-count
+// invariant.
 void philox_uniform(uint64_t seed, uint64_t stream, uint64_t offset, float* out, int64_t n);
 
 // Sequential generator for initialization, shuffling and sampling. Its whole state is (seed, offset), so

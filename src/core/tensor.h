@@ -14,8 +14,12 @@ namespace ct {
 
 enum class DType : uint8_t { f32, bf16 };
 
-inline int64_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
-inline const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "bf16"; }
+inline int64_t dtype_size(DType t) {
+  return t == DType::f32 ? 4 : 2;
+}
+inline const char* dtype_name(DType t) {
+  return t == DType::f32 ? "f32" : "bf16";
+}
 
 using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& shape);
