@@ -3,7 +3,9 @@
 // the saved model on the same features (tests/train/nbest_vs_torch.py with Debian's python3 + torch), and bad
 // command lines fail with one line naming the flag and a non-zero exit.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "demo_workspace.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,21 +39,7 @@ class QaBinary : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = (stdfs::temp_directory_path() / ("ct_qa_bin_" + std::to_string(::getpid()))).string();
-    stdfs::remove_all(root_);
-    stdfs::create_directories(root_ + "/model");
-    ct::data::DemoOptions o;
-    o.seed = 11;
-    // Small enough to learn in seconds: the test shows the binary's pipeline learns (it is evaluated on the
-    // set it trained on); generalization to held-out paragraphs is the demo's job (README "Demo").
-    o.train_paragraphs = 12;
-    o.eval_paragraphs = 2;
-    auto demo = ct::data::generate_demo_data(o);
-    ct::data::write_squad_json(demo.train, root_ + "/train.json");
-    ct::data::write_squad_json(demo.eval, root_ + "/dev.json");
-    auto tok = ct::text::Tokenizer::from_vocab(ct::data::build_demo_vocab(demo.train));
-    tok.save(root_ + "/model");
     ct::model::ModelConfig c;
-    c.vocab_size = tok.vocab_size();
     c.hidden_size = 64;
     c.num_hidden_layers = 2;
     c.num_attention_heads = 4;
@@ -59,7 +47,10 @@ class QaBinary : public ::testing::Test {
     c.max_position_embeddings = 192;
     c.hidden_dropout_prob = 0.0;
     c.attention_probs_dropout_prob = 0.0;
-    ct::fs::write_file_atomic(root_ + "/model/config.json", ct::model::config_to_json(c));
+    // Small enough to learn in seconds: the test shows the binary's pipeline learns (it is evaluated on the
+    // set it trained on); generalization to held-out paragraphs is the demo's job (README "Demo").
+    ct::train::test::write_demo_workspace(root_, /*seed=*/11, /*train_paragraphs=*/12, /*eval_paragraphs=*/2,
+                                          c);
   }
   static void TearDownTestSuite() { stdfs::remove_all(root_); }
 

@@ -3,7 +3,9 @@
 // boundary inside), the output folder HF writes, checkpoint contents, save_total_limit, and the output_dir
 // rule.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "demo_workspace.h"
 
 #include <filesystem>
 
@@ -25,19 +27,7 @@ class TrainerRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = (stdfs::temp_directory_path() / ("ct_trainer_" + std::to_string(::getpid()))).string();
-    stdfs::remove_all(root_);
-    stdfs::create_directories(root_ + "/model");
-    ct::data::DemoOptions o;
-    o.seed = 3;
-    o.train_paragraphs = 10;
-    o.eval_paragraphs = 4;
-    auto demo = ct::data::generate_demo_data(o);
-    ct::data::write_squad_json(demo.train, root_ + "/train.json");
-    ct::data::write_squad_json(demo.eval, root_ + "/dev.json");
-    auto tok = ct::text::Tokenizer::from_vocab(ct::data::build_demo_vocab(demo.train));
-    tok.save(root_ + "/model");
     ct::model::ModelConfig c;
-    c.vocab_size = tok.vocab_size();
     c.hidden_size = 32;
     c.num_hidden_layers = 1;
     c.num_attention_heads = 2;
@@ -45,7 +35,8 @@ class TrainerRun : public ::testing::Test {
     c.max_position_embeddings = 128;
     c.hidden_dropout_prob = 0.1;  // dropout on: resume must restore its counter
     c.attention_probs_dropout_prob = 0.1;
-    ct::fs::write_file_atomic(root_ + "/model/config.json", ct::model::config_to_json(c));
+    ct::train::test::write_demo_workspace(root_, /*seed=*/3, /*train_paragraphs=*/10, /*eval_paragraphs=*/4,
+                                          c);
   }
   static void TearDownTestSuite() { stdfs::remove_all(root_); }
 
