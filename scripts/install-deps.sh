@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config clang-format
   libdnnl-dev            # matmul primitives (f32, bf16)
+  ocl-icd-opencl-dev     # Debian's dnnl-config.cmake calls find_package(OpenCL REQUIRED); only a Recommends of libdnnl-dev
   libmpich-dev mpich     # mpirun launch + inter-node transport
   libgloo-dev            # inter-node transport for env-var (torchrun-style) launch
   libutf8proc-dev        # Unicode normalization for the tokenizer
