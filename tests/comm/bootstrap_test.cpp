@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "comm_test_util.h"
 #include "core/error.h"
 
 namespace ct::comm {
@@ -120,9 +121,9 @@ TEST(Bootstrap, NodesFromLocalRanks) {
 TEST(Bootstrap, StoreRendezvousNamesAbsentRanks) {
   auto store = make_memory_store();
   std::vector<std::string> errors(2);
-  std::vector<std::thread> ts;
+  std::vector<test::TestThread> ts;
   for (int r = 0; r < 2; ++r)
-    ts.emplace_back([&, r] {
+    ts.emplace_back(str("rank ", r, " thread"), [&, r] {
       LaunchInfo info;
       info.launcher = Launcher::env;
       info.size = 4;
@@ -142,9 +143,9 @@ TEST(Bootstrap, StoreRendezvousNamesAbsentRanks) {
 TEST(Bootstrap, AllRanksAgreeOnNonce) {
   auto store = make_memory_store();
   std::vector<uint64_t> nonce(3);
-  std::vector<std::thread> ts;
+  std::vector<test::TestThread> ts;
   for (int r = 0; r < 3; ++r)
-    ts.emplace_back([&, r] {
+    ts.emplace_back(str("rank ", r, " thread"), [&, r] {
       LaunchInfo info;
       info.launcher = Launcher::env;
       info.size = 3;

@@ -1,5 +1,6 @@
 // Helpers shared by the comm tests: ranks as forked processes (env-var launch over a real TCP store and real
-// shared memory), ranks as threads (in-memory store), deterministic inputs and plain references.
+// shared memory), ranks as threads (in-memory store), worker threads that fail the test instead of
+// terminating it, deterministic inputs and plain references.
 #pragma once
 
 #include <netinet/in.h>
@@ -14,10 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "comm/bootstrap.h"
 #include "comm/communicator.h"
@@ -25,6 +29,42 @@
 #include "core/error.h"
 
 namespace ct::comm::test {
+
+// A test's worker thread. What its body throws is kept, not let out: an exception escaping a std::thread
+// std::terminate()s the whole test binary ("terminate called recursively" when two threads do it at once)
+// instead of failing one test. It is reported as a failure of the current test, naming the thread, when the
+// thread is joined: by join(), or by the destructor, which also keeps a main thread that throws mid-test from
+// destroying a joinable std::thread (another std::terminate).
+class TestThread {
+ public:
+  TestThread(std::string name, std::function<void()> body)
+      : name_(std::move(name)), error_(std::make_shared<std::string>()) {
+    thread_ = std::thread([body = std::move(body), error = error_] {
+      try {
+        body();
+      } catch (const std::exception& e) {
+        *error = *e.what() ? e.what() : "an exception with an empty message";
+      } catch (...) {
+        *error = "an exception not derived from std::exception";
+      }
+    });
+  }
+  TestThread(TestThread&&) = default;
+  TestThread& operator=(TestThread&&) = delete;
+  ~TestThread() { join(); }
+
+  // Waits for the body; if it threw, fails the current test with the thread's name and the message.
+  void join() {
+    if (!thread_.joinable()) return;
+    thread_.join();
+    if (!error_->empty()) ADD_FAILURE() << name_ << " threw: " << *error_;
+  }
+
+ private:
+  std::string name_;
+  std::shared_ptr<std::string> error_;
+  std::thread thread_;
+};
 
 inline int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -44,7 +44,7 @@ void exercise(Store& s, Store& other) {
     EXPECT_NE(std::string(e.what()).find("missing1"), std::string::npos) << e.what();
   }
   // Still usable after a timeout, and a late set wakes a waiter.
-  std::thread setter([&] {
+  test::TestThread setter("setter thread", [&] {
     std::this_thread::sleep_for(50ms);
     other.set_string("late", "x");
   });
@@ -70,10 +70,10 @@ TEST(Store, TcpServerAndClients) {
   auto s = connect_tcp_store("127.0.0.1", server.port(), 2s);
   auto other = connect_tcp_store("127.0.0.1", server.port(), 2s);
   exercise(*s, *other);
-  // Many clients bump one counter at once.
-  std::vector<std::thread> ts;
+  // Many clients bump one counter at once, connecting by name.
+  std::vector<test::TestThread> ts;
   for (int t = 0; t < 8; ++t)
-    ts.emplace_back([&] {
+    ts.emplace_back(str("client thread ", t), [&] {
       auto c = connect_tcp_store("localhost", server.port(), 2s);
       for (int i = 0; i < 50; ++i) c->add("ctr", 1);
     });
@@ -84,7 +84,7 @@ TEST(Store, TcpServerAndClients) {
 TEST(Store, TcpClientRetriesUntilServerAppears) {
   int port = test::free_port();
   std::unique_ptr<TcpStoreServer> server;
-  std::thread later([&] {
+  test::TestThread later("server thread", [&] {
     std::this_thread::sleep_for(200ms);
     server = std::make_unique<TcpStoreServer>(port);
   });
@@ -121,7 +121,7 @@ TEST(Store, TcpErrorsNameHostPortAndCause) {
 TEST(Store, TcpServerGoneIsAnErrorNotAHang) {
   auto server = std::make_unique<TcpStoreServer>(0);
   auto s = connect_tcp_store("127.0.0.1", server->port(), 1s);
-  std::thread killer([&] {
+  test::TestThread killer("killer thread", [&] {
     std::this_thread::sleep_for(100ms);
     server.reset();
   });

@@ -12,6 +12,7 @@
 #include <gloo/rendezvous/store.h>
 
 #include "comm/gloo_transport.h"
+#include "comm_test_util.h"
 #include "core/error.h"
 
 namespace ct::comm {
@@ -194,7 +195,7 @@ TEST(GlooTransport, TimeoutNamesOpAndGroup) {
   std::mutex mu;
   std::condition_variable cv;
   bool thrown = false;
-  std::thread late([&] {
+  test::TestThread late("member 1 thread", [&] {
     GlooTransport t(store, "to", ranks_of(2), 1);
     // Never joins the allreduce; stays connected until member 0 has given up, so the timeout (not a closed
     // connection) is what member 0 sees.
@@ -227,7 +228,7 @@ TEST(GlooTransport, ReduceScatterTimeoutNamesNeighbour) {
   std::mutex mu;
   std::condition_variable cv;
   bool thrown = false;
-  std::thread late([&] {
+  test::TestThread late("member 1 thread", [&] {
     GlooTransport t(store, "rs", ranks_of(2), 1);
     std::unique_lock<std::mutex> lock(mu);
     cv.wait_for(lock, 20s, [&] { return thrown; });
@@ -285,9 +286,9 @@ TEST(GlooStoreAdapter, ConnectsThroughOurMemoryStore) {
   auto ours = make_memory_store();
   auto gstore = make_gloo_store(ours, std::chrono::milliseconds(10000));
   std::vector<float> results(3);
-  std::vector<std::thread> threads;
+  std::vector<test::TestThread> threads;
   for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&, i] {
+    threads.emplace_back(str("member ", i, " thread"), [&, i] {
       GlooTransport t(*gstore, "adapter", {0, 1, 2}, i);
       float x = static_cast<float>(i + 1);
       t.allreduce(&x, 1, WireReduce::kSum, std::chrono::milliseconds(10000));
