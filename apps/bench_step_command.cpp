@@ -124,7 +124,8 @@ int run_bench_step(int argc, char** argv) {
   for (int s = 0; s < warmup + steps; ++s) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
-    loss = model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s)}, nullptr, nullptr);
+    loss =
+        model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s), {}}, nullptr, nullptr);
     const auto t1 = clock::now();
     model.backward();
     const auto t2 = clock::now();

@@ -1,15 +1,33 @@
 // `coretrain qa`: HF run_qa.py's command line (same flags, same output folder), and `coretrain qa --demo`,
 // the built-in demo that needs no data or model: it generates a templated QA set, trains a small BERT from
-// random init and prints EM/F1.
+// random init and prints EM/F1. Under mpirun or a torchrun-style environment it trains data-parallel: the
+// communicator comes from the launch environment, --ddp_backend picks the collectives, --ddp_timeout bounds
+// every wait.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "apps/command.h"
+#include "comm/communicator.h"
+#include "core/log.h"
+#include "train/dist_context.h"
 #include "train/run_qa.h"
+#include "train/threads.h"
 #include "train/training_args.h"
 
 namespace {
+
+std::unique_ptr<ct::comm::Communicator> communicator_for(const ct::train::TrainingArguments& t) {
+  ct::comm::CommOptions o;
+  if (!t.ddp_backend.empty()) o.backend = ct::comm::parse_backend(t.ddp_backend);
+  const char* env = std::getenv("CORETRAIN_COMM_TIMEOUT");
+  o.timeout = env && *env
+                  ? ct::comm::default_timeout()
+                  : std::chrono::duration_cast<ct::comm::Timeout>(std::chrono::seconds(t.ddp_timeout));
+  return ct::comm::make_communicator(o);
+}
 
 int run_qa_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -19,8 +37,37 @@ int run_qa_command(int argc, char** argv) {
     return 0;
   }
   const bool demo = parsed.coretrain.demo;
-  auto result = ct::train::run_qa(std::move(parsed));
-  if (demo && !result.eval_metrics.empty()) {
+  auto comm = communicator_for(parsed.training);
+  auto dist = ct::train::dist_context(*comm);
+  // HF's log_level_replica: processes other than rank 0 log warnings and errors only.
+  if (dist.rank != 0 && ct::log::level() < ct::log::Level::warning) ct::log::set_level(ct::log::Level::warning);
+  const auto plan = ct::train::apply_thread_plan(dist.local_world);
+  const std::string map = ct::train::rank_map(dist, plan);
+  if (dist.rank == 0) {
+    ct::log::info(comm->describe());
+    for (size_t b = 0, e; b < map.size(); b = e + 1) {
+      e = map.find('\n', b);
+      if (e == std::string::npos) e = map.size();
+      ct::log::info(map.substr(b, e - b));
+    }
+  }
+  auto& bs = parsed.training.per_device_train_batch_size;
+  if (parsed.coretrain.demo_global_batch && dist.world > 1 && bs % dist.world == 0) {
+    bs /= dist.world;
+    if (dist.rank == 0)
+      ct::log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ",
+                    bs * dist.world, ")");
+  }
+  auto result = ct::train::run_qa(std::move(parsed), dist);
+  if (demo && dist.rank == 0 && !result.eval_metrics.empty()) {
+    if (!result.train_metrics.empty()) {
+      const double sps = result.train_metrics.value("train_samples_per_second", 0.0);
+      const double runtime = result.train_metrics.value("train_runtime", 0.0);
+      std::printf(
+          "demo: %d %s, %.1f samples/s (%.1f per rank), gradient communication exposed %.1f%% of %.0f s\n",
+          result.world, result.world == 1 ? "process" : "ranks", sps, sps / result.world,
+          runtime > 0 ? 100.0 * result.comm_exposed_seconds / runtime : 0.0, runtime);
+    }
     std::printf("demo: exact_match %.2f  f1 %.2f on %lld held-out features\n",
                 result.eval_metrics.value("eval_exact_match", 0.0), result.eval_metrics.value("eval_f1", 0.0),
                 static_cast<long long>(result.eval_metrics.value("eval_samples", int64_t{0})));

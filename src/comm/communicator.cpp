@@ -117,30 +117,6 @@ void copy_n(void* dst, const void* src, size_t n) {
   if (n > 0) std::memcpy(dst, src, n);
 }
 
-std::vector<int> parse_core_list(const std::string& s) {
-  std::vector<int> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(',', i);
-    std::string tok = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    size_t dash = tok.find('-');
-    try {
-      if (dash == std::string::npos) {
-        out.push_back(std::stoi(tok));
-      } else {
-        int a = std::stoi(tok.substr(0, dash)), b = std::stoi(tok.substr(dash + 1));
-        CT_CHECK(a <= b, "CCL_WORKER_AFFINITY: range '", tok, "' is reversed");
-        for (int c = a; c <= b; ++c) out.push_back(c);
-      }
-    } catch (const std::logic_error&) {
-      fail("CCL_WORKER_AFFINITY='", s, "': '", tok, "' is not a core number or range");
-    }
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return out;
-}
-
 class WorkImpl final : public Work {
  public:
   void wait() override {
@@ -632,6 +608,30 @@ void CommImpl::do_barrier(Lane& l, Timeout t) {
 }
 
 }  // namespace
+
+std::vector<int> parse_core_list(const std::string& s) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    std::string tok = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    size_t dash = tok.find('-');
+    try {
+      if (dash == std::string::npos) {
+        out.push_back(std::stoi(tok));
+      } else {
+        int a = std::stoi(tok.substr(0, dash)), b = std::stoi(tok.substr(dash + 1));
+        CT_CHECK(a <= b, "CCL_WORKER_AFFINITY: range '", tok, "' is reversed");
+        for (int c = a; c <= b; ++c) out.push_back(c);
+      }
+    } catch (const std::logic_error&) {
+      fail("CCL_WORKER_AFFINITY='", s, "': '", tok, "' is not a core number or range");
+    }
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return out;
+}
 
 std::unique_ptr<Communicator> make_communicator(const CommOptions& opts) {
   Timeout t = opts.timeout.count() > 0 ? opts.timeout : default_timeout();

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -125,6 +126,9 @@ std::unique_ptr<Communicator> make_communicator(const CommOptions& opts = {});
 class Bootstrap;
 std::unique_ptr<Communicator> make_communicator(std::shared_ptr<Bootstrap> boot,
                                                 const CommOptions& opts = {});
+
+// A CCL_WORKER_AFFINITY core list ("0,2,4-7") as core numbers; throws naming the bad token.
+std::vector<int> parse_core_list(const std::string& s);
 
 // CORETRAIN_COMM_TIMEOUT (seconds, default 300) as a duration; throws on a malformed value.
 Timeout default_timeout();

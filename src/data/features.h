@@ -91,6 +91,7 @@ class FeatureSet {
   Batch collate(std::span<const int64_t> indices) const;
 
  private:
+  friend class FeatureSetIO;  // feature_cache.cpp: the on-disk form
   std::vector<TokenizedExample> examples_;
   std::vector<Feature> features_;
   FeatureOptions options_;

@@ -51,16 +51,19 @@ std::vector<int64_t> DistributedSampler::epoch_order(int64_t epoch) const {
   return order;
 }
 
-std::vector<std::vector<int64_t>> DistributedSampler::batches(int64_t epoch, int64_t skip_batches) const {
+std::vector<SampledBatch> DistributedSampler::batches(int64_t epoch, int64_t skip_batches) const {
   CT_CHECK(skip_batches >= 0, "sampler: cannot skip ", skip_batches, " batches");
   const std::vector<int64_t> order = epoch_order(epoch);
-  const int64_t w = options_.world, global = w * options_.batch_size,
-                total = static_cast<int64_t>(order.size());
-  std::vector<std::vector<int64_t>> out;
+  const int64_t w = options_.world, b = options_.batch_size, per_rank = num_rank_samples();
+  std::vector<SampledBatch> out;
   for (int64_t s = skip_batches; s < num_batches(); ++s) {
-    const int64_t begin = s * global, size = std::min(global, total - begin), share = size / w;
-    const int64_t from = begin + options_.rank * share;
-    out.emplace_back(order.begin() + from, order.begin() + from + share);
+    SampledBatch sb;
+    for (int64_t k = s * b; k < std::min(per_rank, (s + 1) * b); ++k) {
+      const int64_t pos = k * w + options_.rank;
+      sb.positions.push_back(pos);
+      sb.indices.push_back(order[static_cast<size_t>(pos)]);
+    }
+    out.push_back(std::move(sb));
   }
   return out;
 }

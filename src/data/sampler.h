@@ -1,16 +1,12 @@
-// Which samples each rank trains on, per epoch and step: torch's DistributedSampler semantics (one seeded
-// permutation per epoch, the same on every rank; padded by repeating from its start to a multiple of world;
-// no drop_last) with one deliberate difference in how ranks share it, so that N ranks x batch b see exactly
-// the samples 1 rank x batch N*b sees:
+// Which samples each rank trains on, per epoch and step: torch's DistributedSampler exactly (one seeded
+// permutation per epoch, the same on every rank and for every world size; padded to a multiple of world by
+// repeating from its start; rank r takes positions r, r + world, r + 2*world, ...), then per-device batches.
 //
-//   The epoch's list (permutation of [0, n), seed + epoch, then padded to a multiple of world) is cut into
-//   global batches of world * b. Within each global batch of size g (g = world*b, or what is left at the end,
-//   always a multiple of world), rank r takes positions [r*g/world, (r+1)*g/world).
-//
-// So step s of rank r is the r-th slice of step s of the one-rank run with batch world*b (for every full
-// batch; the last batch of a multi-rank run also holds the padding repeats). torch interleaves (rank r takes
-// every world-th sample), which keeps per-rank sets but not per-step sets. Steps per epoch equal torch's:
-// ceil(ceil(n/world)/b) = ceil(n/(world*b)).
+// Consequence: step s of N ranks x batch b covers positions [s*N*b, (s+1)*N*b) of the epoch's list, the same
+// set as step s of 1 rank x batch N*b (rank r holds the positions = r mod N). So N x b and 1 x N*b train on
+// the same features per step; with dropout keyed by position (SampledBatch::positions) they follow one
+// trajectory. The only difference is in a last, short batch when the world size pads the list. Steps per
+// epoch equal torch's: ceil(ceil(n/world)/b).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +24,13 @@ struct SamplerOptions {
   bool drop_last = false;  // drop a last batch smaller than batch_size (the same step on every rank)
 };
 
+// One per-device batch: feature indices and each one's position in the epoch's padded list (the key that
+// makes dropout independent of the world size).
+struct SampledBatch {
+  std::vector<int64_t> indices;
+  std::vector<int64_t> positions;
+};
+
 class DistributedSampler {
  public:
   // Throws ct::Error on a bad rank/world/batch size.
@@ -41,7 +44,7 @@ class DistributedSampler {
   // The epoch's padded global list, shared by all ranks.
   std::vector<int64_t> epoch_order(int64_t epoch) const;
   // This rank's batches for `epoch`, skipping the first `skip_batches` (resume mid-epoch).
-  std::vector<std::vector<int64_t>> batches(int64_t epoch, int64_t skip_batches = 0) const;
+  std::vector<SampledBatch> batches(int64_t epoch, int64_t skip_batches = 0) const;
 
  private:
   SamplerOptions options_;

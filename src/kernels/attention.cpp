@@ -132,7 +132,8 @@ void softmax_rows(float* probs, TD* pd, const float* mask, const int64_t* lens, 
 #pragma omp simd
       for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + L,
+      const DropoutSite rs = resolve_row(drop, row * T);
+      for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
                        [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
   }
@@ -153,7 +154,8 @@ void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolv
 #pragma omp simd
       for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      for_each_dropout(drop.seed, drop.stream, drop.offset, drop.p, row * T, row * T + L,
+      const DropoutSite rs = resolve_row(drop, row * T);
+      for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
                        [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
   }

@@ -28,7 +28,8 @@ struct AttentionDims {
 // Forward. q, k, v: [B, T, *] rows of type dt (f32 or bf16) with row stride ld_qkv, head h at column h*HS.
 // mask: [B, T] of 0/1 floats (null = attend everywhere). Writes (OVERWRITES) probs [B, NH, T, T] f32 and
 // ctx [B, T, ld_ctx] of type dt. drop.p = attention_probs_dropout_prob (0 in eval); drop's counter space
-// covers B*NH*T*T elements starting at drop.offset.
+// covers B*NH*T*T elements starting at drop.offset (with row streams, row_elems must be NH*T*T: one per
+// sequence).
 void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
                        const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop);
 

@@ -16,7 +16,25 @@ struct DropoutSite {
   uint64_t seed = 0;
   uint64_t stream = 0;
   uint64_t offset = 0;  // counter of element 0
+  // Per-row streams (data parallelism): element i belongs to row i / row_elems, whose mask comes from stream
+  // row_streams[row] and counter offset + i % row_elems. A feature's mask then depends on the feature's key
+  // (e.g. its position in the epoch), not on which rank or which row of a batch holds it.
+  const uint64_t* row_streams = nullptr;
+  int64_t row_elems = 0;
 };
+
+// The plain site (one stream) that element i of `s` uses: its counter for element i is offset + i, valid for
+// every element of i's row. Without row streams, `s` itself.
+inline DropoutSite resolve_row(const DropoutSite& s, int64_t i) {
+  if (!s.row_streams) return s;
+  const int64_t row = i / s.row_elems;
+  DropoutSite r = s;
+  r.row_streams = nullptr;
+  r.row_elems = 0;
+  r.stream = s.row_streams[row];
+  r.offset = s.offset - static_cast<uint64_t>(row * s.row_elems);  // wraps: counter = offset + i % row_elems
+  return r;
+}
 
 // out[i] = keep(i) ? inp[i] / (1 - p) : 0   (OVERWRITES out; out may alias inp). out_bf16 gets a bf16 copy
 // when not null. Applying it to a gradient with the same site is exactly the backward, in place if wanted.

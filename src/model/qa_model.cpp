@@ -288,6 +288,8 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
                        float* end_logits) {
   const int64_t B = batch.B, T = batch.T;
   CT_CHECK(B > 0 && T > 0, "model forward: batch shape [", B, ", ", T, "] must be positive");
+  CT_CHECK(options.row_keys.empty() || static_cast<int64_t>(options.row_keys.size()) == B,
+           "model forward: ", options.row_keys.size(), " dropout row keys for a batch of ", B);
   CT_CHECK(batch.input_ids != nullptr, "model forward: batch has no input_ids");
   CT_CHECK(T <= config_.max_position_embeddings, "model forward: sequence length ", T,
            " exceeds max_position_embeddings ", config_.max_position_embeddings);
@@ -325,12 +327,19 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   }
   const float* mask = bf.has_mask ? bf.mask : nullptr;
 
+  // Site ids: 0 embeddings, 1 + 3l attention probs of layer l, 2 + 3l / 3 + 3l its hidden outputs, 1 + 3L
+  // DistilBERT's QA dropout.
+  auto id_is_attention = [&](uint64_t id) { return id % 3 == 1 && id < 1 + 3 * static_cast<uint64_t>(L); };
   auto site = [&](double p, uint64_t id) {
     kernels::DropoutSite s;
     s.p = options.train ? static_cast<float>(p) : 0.0f;
     s.seed = options.seed;
     s.stream = options.step;
     s.offset = id << 40;
+    if (!options.row_keys.empty()) {
+      s.row_streams = options.row_keys.data();
+      s.row_elems = id_is_attention(id) ? NH * T * T : T * H;
+    }
     return s;
   };
   const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
@@ -423,12 +432,19 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
   const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
   const kernels::Activation act = kernels::activation_from_name(config_.hidden_act);
   const StepOptions& options = bf.opts;
+  // Site ids: 0 embeddings, 1 + 3l attention probs of layer l, 2 + 3l / 3 + 3l its hidden outputs, 1 + 3L
+  // DistilBERT's QA dropout.
+  auto id_is_attention = [&](uint64_t id) { return id % 3 == 1 && id < 1 + 3 * static_cast<uint64_t>(L); };
   auto site = [&](double p, uint64_t id) {
     kernels::DropoutSite s;
     s.p = options.train ? static_cast<float>(p) : 0.0f;
     s.seed = options.seed;
     s.stream = options.step;
     s.offset = id << 40;
+    if (!options.row_keys.empty()) {
+      s.row_streams = options.row_keys.data();
+      s.row_elems = id_is_attention(id) ? NH * T * T : T * H;
+    }
     return s;
   };
   const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;

@@ -40,6 +40,10 @@ struct StepOptions {
   bool train = false;  // dropout on (and activations kept for backward either way)
   uint64_t seed = 42;  // dropout key: (seed, step, site)
   uint64_t step = 0;
+  // Optional [B] per-row dropout keys (replacing `step`): row b's masks are a function of (seed, row_keys[b],
+  // site) only, so a feature drops the same units whichever rank and batch row train it (data parallelism
+  // with any world size replays one trajectory).
+  std::vector<uint64_t> row_keys;
 };
 
 // Called once per parameter as its gradient becomes final during backward, in descending slab offset order:

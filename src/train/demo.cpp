@@ -51,7 +51,7 @@ void apply_demo_defaults(QaArguments& a) {
   d.pad_to_max_length = false;
 }
 
-void prepare_demo(QaArguments& a) {
+void prepare_demo(QaArguments& a, bool write_files) {
   namespace stdfs = std::filesystem;
   data::DemoOptions o;
   o.seed = static_cast<uint64_t>(a.training.seed);
@@ -62,8 +62,13 @@ void prepare_demo(QaArguments& a) {
   if (a.coretrain.demo_min_people > 0) o.min_people = a.coretrain.demo_min_people;
   if (a.coretrain.demo_max_people > 0) o.max_people = a.coretrain.demo_max_people;
   if (o.max_people < o.min_people) o.max_people = o.min_people;
-  auto demo = data::generate_demo_data(o);
   const std::string dir = a.training.output_dir + "/demo_data";
+  if (a.data.train_file.empty()) a.data.train_file = dir + "/train.json";
+  if (a.data.validation_file.empty()) a.data.validation_file = dir + "/dev.json";
+  if (a.model.config_name.empty() && a.model.model_name_or_path.empty()) a.model.config_name = dir;
+  if (a.model.tokenizer_name.empty() && a.model.model_name_or_path.empty()) a.model.tokenizer_name = dir;
+  if (!write_files) return;
+  auto demo = data::generate_demo_data(o);
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) fail("--output_dir: cannot create ", dir, " (", ec.message(), ")");
@@ -77,10 +82,6 @@ void prepare_demo(QaArguments& a) {
   log::info("demo: ", demo.train.size(), " training and ", demo.eval.size(), " held-out questions (",
             o.train_paragraphs, " / ", o.eval_paragraphs, " paragraphs), vocab ", tok.vocab_size(),
             " words, in ", dir);
-  if (a.data.train_file.empty()) a.data.train_file = dir + "/train.json";
-  if (a.data.validation_file.empty()) a.data.validation_file = dir + "/dev.json";
-  if (a.model.config_name.empty() && a.model.model_name_or_path.empty()) a.model.config_name = dir;
-  if (a.model.tokenizer_name.empty() && a.model.model_name_or_path.empty()) a.model.tokenizer_name = dir;
 }
 
 }  // namespace ct::train

@@ -14,7 +14,8 @@ model::ModelConfig demo_model_config(int64_t vocab_size);
 // Demo defaults for flags the user did not give (applied before parsing, so any flag still overrides).
 void apply_demo_defaults(QaArguments& args);
 
-// Writes the data, vocab and config; fills train_file, validation_file, config_name, tokenizer_name.
-void prepare_demo(QaArguments& args);
+// Fills train_file, validation_file, config_name, tokenizer_name; writes the data, vocab and config there
+// when write_files (one process per node writes; the others wait for it).
+void prepare_demo(QaArguments& args, bool write_files = true);
 
 }  // namespace ct::train

@@ -48,6 +48,7 @@ void Progress::draw(bool force) {
     std::string bar(fill, '#');
     bar.resize(width, ' ');
     std::string loss = loss_ >= 0 ? str(", loss=", loss_) : "";
+    if (!extra_.empty()) loss += ", " + extra_;
     std::fprintf(out_, "\r%s: %3d%%|%s| %lld/%lld [%s<%s, %.2fit/s%s]\033[K", label_.c_str(),
                  total_ > 0 ? static_cast<int>(100 * done_ / total_) : 100, bar.c_str(),
                  static_cast<long long>(done_), static_cast<long long>(total_),
@@ -62,6 +63,7 @@ void Progress::draw(bool force) {
   if (last_plain_ == done_) return;
   last_plain_ = done_;
   std::string loss = loss_ >= 0 ? str(" loss ", loss_) : "";
+  if (!extra_.empty()) loss += ", " + extra_;
   std::fprintf(out_, "%s: step %lld/%lld, %.2f it/s, elapsed %s, eta %s%s\n", label_.c_str(),
                static_cast<long long>(done_), static_cast<long long>(total_), rate,
                format_duration(elapsed).c_str(), format_duration(eta).c_str(), loss.c_str());

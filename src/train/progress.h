@@ -15,6 +15,8 @@ class Progress {
   Progress(std::string label, int64_t total, int64_t start, bool enabled, bool disable_bar = false,
            FILE* out = stderr);
   void update(int64_t done, double loss);
+  // Extra figures shown after the loss (e.g. "12.3 samples/s, comm 2%").
+  void set_extra(std::string extra) { extra_ = std::move(extra); }
   // Ends the bar's line so following logs start clean.
   void close();
   // A log line that must not be overwritten by the bar.
@@ -25,7 +27,7 @@ class Progress {
  private:
   void draw(bool force);
 
-  std::string label_;
+  std::string label_, extra_;
   int64_t total_, start_, done_;
   double loss_ = -1;
   bool enabled_, tty_, open_ = false;

@@ -1,11 +1,17 @@
 #include "train/run_qa.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/log.h"
+#include "data/feature_cache.h"
 #include "data/features.h"
 #include "data/squad.h"
 #include "model/checkpoint.h"
@@ -45,25 +51,100 @@ text::Tokenizer load_tokenizer(const std::string& flag, const std::string& dir) 
   }
 }
 
+// Features built once per node: local rank 0 reads the cache or builds and writes it, the others wait and
+// read it (HF's main_process_first around dataset.map). Without a writable cache every rank builds its own.
+data::FeatureSet node_features(const std::string& path, const std::vector<data::Example>& examples,
+                               int64_t max_samples, const text::Tokenizer& tok,
+                               const DataTrainingArguments& d, const DistContext& dist) {
+  data::FeatureOptions fo;
+  fo.max_seq_length = d.max_seq_length;
+  fo.doc_stride = d.doc_stride;
+  fo.pad_to_max_length = d.pad_to_max_length;
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  Hasher key;
+  key.str(bytes).u64(data::tokenizer_fingerprint(tok)).u64(static_cast<uint64_t>(fo.max_seq_length));
+  key.u64(static_cast<uint64_t>(fo.doc_stride))
+      .u64(fo.pad_to_max_length)
+      .u64(static_cast<uint64_t>(max_samples));
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key.digest()));
+  const std::string cache = data::feature_cache_dir() + "/" + name;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  std::optional<data::FeatureSet> fs;
+  if (dist.local_rank == 0) {
+    if (!d.overwrite_cache) {
+      try {
+        fs = data::load_feature_set(cache);
+      } catch (const Error& e) {
+        log::warn(e.what(), "; rebuilding it");
+      }
+    }
+    if (fs) {
+      log::info(path, ": ", fs->size(), " features from the cache ", cache, " in ", elapsed(), " s");
+    } else {
+      fs = data::FeatureSet::build(examples, tok, fo);
+      log::info(path, ": built ", fs->size(), " features in ", elapsed(), " s");
+      try {
+        data::save_feature_set(cache, *fs);
+      } catch (const Error& e) {
+        log::warn("feature cache not written (", e.what(), "); other ranks build their own");
+      }
+    }
+  }
+  barrier(dist);
+  if (dist.local_rank != 0) {
+    try {
+      fs = data::load_feature_set(cache);
+    } catch (const Error& e) {
+      log::warn(e.what());
+    }
+    if (!fs) fs = data::FeatureSet::build(examples, tok, fo);
+  }
+  return std::move(*fs);
+}
+
 QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
-                     const text::Tokenizer& tok, const DataTrainingArguments& d) {
+                     const text::Tokenizer& tok, const DataTrainingArguments& d, const DistContext& dist) {
   std::error_code ec;
   if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
   QaDataset ds;
   data::SquadReadStats stats;
   ds.examples = data::read_squad(path, &stats);
-  if (stats.skipped > 0)
+  if (stats.skipped > 0 && dist.rank == 0)
     log::warn(path, ": skipped ", stats.skipped, " of ", stats.total,
               " examples whose answer_start/text disagree with the context");
   data::keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
   if (ds.examples.empty()) fail(flag, ": ", path, " holds no usable examples");
-  data::FeatureOptions fo;
-  fo.max_seq_length = d.max_seq_length;
-  fo.doc_stride = d.doc_stride;
-  fo.pad_to_max_length = d.pad_to_max_length;
-  ds.features = data::FeatureSet::build(ds.examples, tok, fo);
+  ds.features = node_features(path, ds.examples, max_samples, tok, d, dist);
   if (max_samples > 0) ds.features.keep_first(max_samples);  // and after it
+  check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", path, " (its features)"),
+                          str(ds.features.size(), " features"));
   return ds;
+}
+
+// Every rank must run the same job: the flags, after defaults, minus what is naturally per process.
+void check_same_arguments(const QaArguments& args, const DistContext& dist) {
+  if (!dist.distributed()) return;
+  auto j = qa_args_to_json(args);
+  j.erase("local_rank");
+  std::string mine = j.dump(), zero = mine;
+  broadcast_string(dist, &zero);
+  std::string diff;
+  if (mine != zero) {
+    const auto z = nlohmann::json::parse(zero);
+    for (auto& [k, x] : j.items())
+      if (!z.contains(k) || z[k] != x)
+        diff += str(diff.empty() ? "" : ", ", "--", k, " ", x.dump(),
+                    " (rank 0: ", z.contains(k) ? z[k].dump() : std::string("unset"), ")");
+  }
+  check_same_on_all_ranks(dist, Hasher().str(mine).digest(), "the command line", diff);
 }
 
 void print_metrics(const std::string& split, const nlohmann::json& m) {
@@ -90,7 +171,7 @@ void init_sinusoidal_positions(model::QaModel& m) {
   m.mark_weights_changed();
 }
 
-LoadedModel load_model(const QaArguments& args) {
+LoadedModel load_model(const QaArguments& args, const std::function<float*(int64_t)>& grad_alloc) {
   const auto& m = args.model;
   LoadedModel out;
   const std::string cfg_flag = m.config_name.empty() ? "--model_name_or_path" : "--config_name";
@@ -117,7 +198,8 @@ LoadedModel load_model(const QaArguments& args) {
     fail(tok_flag, ": tokenizer has ", out.tokenizer.vocab_size(), " tokens but config vocab_size is ",
          out.config.vocab_size);
   const auto precision = args.training.bf16 ? model::Precision::bf16 : model::Precision::f32;
-  out.model = std::make_unique<model::QaModel>(out.config, precision);
+  out.model = std::make_unique<model::QaModel>(
+      out.config, precision, grad_alloc ? grad_alloc(model::make_param_layout(out.config).total) : nullptr);
   const uint64_t seed = static_cast<uint64_t>(args.training.seed);
   // set_seed(seed) then from_pretrained: every parameter starts from the seeded init, the file overwrites.
   out.model->init_weights(seed);
@@ -149,18 +231,46 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   if (!t.do_train && !t.do_eval && !t.do_predict) fail("nothing to do: give --do_train and/or --do_eval");
   if (t.do_predict) fail("--do_predict: not supported yet (use --do_eval with a labelled file)");
   const bool writer = is_world_process_zero(dist);
-  // The startup rule comes before anything is written into output_dir.
-  const std::string resume =
-      decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint, t.do_train);
+  // The startup rule comes before anything is written into output_dir. Rank 0 decides (it is the one that
+  // writes there) and tells the others, so every rank resumes from the same checkpoint.
+  std::string resume, decision;
   if (writer) {
-    std::error_code ec;
-    stdfs::create_directories(t.output_dir, ec);
-    if (ec) fail("--output_dir: cannot create ", t.output_dir, " (", ec.message(), ")");
-    remove_stale_temp_checkpoints(t.output_dir);
+    try {
+      resume = decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint, t.do_train);
+      std::error_code ec;
+      stdfs::create_directories(t.output_dir, ec);
+      if (ec) fail("--output_dir: cannot create ", t.output_dir, " (", ec.message(), ")");
+      remove_stale_temp_checkpoints(t.output_dir);
+      decision = "ok\n" + resume;
+    } catch (const Error& e) {
+      decision = std::string("error\n") + e.what();
+      broadcast_string(dist, &decision);
+      throw;
+    }
   }
-  if (args.coretrain.demo && writer) prepare_demo(args);
+  broadcast_string(dist, &decision);
+  if (!writer) {
+    const auto nl = decision.find('\n');
+    if (decision.compare(0, nl, "ok") != 0) fail("rank 0 stopped: ", decision.substr(nl + 1));
+    resume = decision.substr(nl + 1);
+  }
+  check_same_arguments(args, dist);
+  if (args.coretrain.demo) {
+    prepare_demo(args, /*write_files=*/dist.local_rank == 0);
+    barrier(dist);
+  }
 
-  auto lm = load_model(args);
+  // The gradient slab lives in the node's shared segment: the node's part of each bucket's all-reduce then
+  // reads and writes it in place.
+  std::function<float*(int64_t)> grad_alloc;
+  if (dist.distributed())
+    grad_alloc = [&](int64_t n) {
+      return static_cast<float*>(dist.comm->shm_alloc(n * static_cast<int64_t>(sizeof(float))));
+    };
+  auto lm = load_model(args, grad_alloc);
+  // DDP's start: every rank takes rank 0's weights.
+  broadcast_floats(dist, lm.model->params_data(), lm.model->num_params());
+  lm.model->mark_weights_changed();
   if (d.max_seq_length > lm.tokenizer.options().model_max_length) {
     log::warn("--max_seq_length ", d.max_seq_length, " is larger than the model's maximum (",
               lm.tokenizer.options().model_max_length, "); using ", lm.tokenizer.options().model_max_length);
@@ -173,9 +283,10 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     fail("--doc_stride: must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride);
 
   QaDataset train_ds, eval_ds;
-  if (t.do_train) train_ds = load_split("--train_file", d.train_file, d.max_train_samples, lm.tokenizer, d);
+  if (t.do_train)
+    train_ds = load_split("--train_file", d.train_file, d.max_train_samples, lm.tokenizer, d, dist);
   if (t.do_eval)
-    eval_ds = load_split("--validation_file", d.validation_file, d.max_eval_samples, lm.tokenizer, d);
+    eval_ds = load_split("--validation_file", d.validation_file, d.max_eval_samples, lm.tokenizer, d, dist);
   if (!args.coretrain.dump_eval_features.empty()) {
     if (!t.do_eval) fail("--dump_eval_features: needs --do_eval");
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
@@ -191,7 +302,9 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     trainer.save_metrics("train", m);
     trainer.save_state();
     result.train_metrics = m;
+    result.comm_exposed_seconds = trainer.comm_exposed_seconds();
   }
+  result.world = dist.world;
   if (t.do_eval) {
     log::info("*** Evaluate ***");
     auto m = trainer.evaluate(eval_ds, /*write_predictions=*/true);

@@ -3,6 +3,7 @@
 // apps/qa_command.cpp is a thin shell around this.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,7 +26,8 @@ struct LoadedModel {
 // (a config.json or its folder) else the model folder; tokenizer from --tokenizer_name else the model folder
 // (else the config folder); weights from the model folder when given (missing qa_outputs -> fresh head and a
 // warning, unused tensors listed), else random init from --seed. Every failure names the flag and the path.
-LoadedModel load_model(const QaArguments& args);
+// grad_alloc (optional) provides the gradient slab (DDP: the node's shared segment).
+LoadedModel load_model(const QaArguments& args, const std::function<float*(int64_t)>& grad_alloc = {});
 
 // The demo's one departure from HF's init: position embeddings start as scaled transformer sinusoids (still a
 // standard BERT; only the starting values differ), which lets a tiny model from scratch learn which words
@@ -35,8 +37,11 @@ void init_sinusoidal_positions(model::QaModel& model);
 struct RunResult {
   nlohmann::json train_metrics;  // empty unless --do_train
   nlohmann::json eval_metrics;   // empty unless --do_eval
+  int world = 1;
+  double comm_exposed_seconds = 0;  // gradient communication not hidden behind backward
 };
 
+// dist: this process's place in a data-parallel job (default: one process). Collective: every rank calls it.
 RunResult run_qa(QaArguments args, const DistContext& dist = {});
 
 }  // namespace ct::train

@@ -121,7 +121,15 @@ void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t 
 
 Trainer::Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
                  DistContext dist)
-    : args_(args), model_(model), tokenizer_(tokenizer), dist_(std::move(dist)) {}
+    : args_(args), model_(model), tokenizer_(tokenizer), dist_(std::move(dist)) {
+  if (dist_.distributed()) {
+    DdpOptions o;
+    o.bucket_cap_mb = args_.training.ddp_bucket_cap_mb;
+    reducer_ = std::make_unique<DdpReducer>(*dist_.comm, model_.grads_data(), model_.params(), o);
+  }
+}
+
+Trainer::~Trainer() = default;
 
 void Trainer::log(nlohmann::json entry) {
   entry["epoch"] = state_.epoch;
@@ -214,8 +222,9 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
     for (const auto& line : pending_lines_) progress.message(line);
     pending_lines_.clear();
   };
-  std::vector<float> grads_dummy;
   const uint64_t seed = static_cast<uint64_t>(t.seed);
+  const int64_t global_batch = t.per_device_train_batch_size * dist_.world * accum;
+  double step_comm_s = 0;  // gradient communication backward did not hide
 
   bool done = state_.global_step >= max_steps;
   for (int64_t epoch = first_epoch; epoch < num_epochs && !done; ++epoch) {
@@ -224,27 +233,33 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
     int64_t group = 0;  // micro-batches in the current accumulation group
     double group_loss = 0;
     for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
-      const auto& idx = batches[bi];
-      auto db = train.features.collate(idx);
+      const auto& sb = batches[bi];
+      auto db = train.features.collate(sb.indices);
       auto mb = to_model_batch(db, /*labels=*/true);
       model::StepOptions so_step;
       so_step.train = true;
       so_step.seed = seed;
-      // One dropout counter per (micro-batch, rank): distinct masks per rank, replayable on resume.
-      so_step.step = micro_step_ * static_cast<uint64_t>(dist_.world) + static_cast<uint64_t>(dist_.rank);
+      // Dropout keyed by (epoch, position in the epoch's list): the same masks for a feature whichever rank
+      // and row train it, so any world size follows one trajectory, and resume replays it.
+      for (int64_t pos : sb.positions)
+        so_step.row_keys.push_back((static_cast<uint64_t>(epoch) << 40) | static_cast<uint64_t>(pos));
+      const bool sync = group + 1 == accum || micro_in_epoch + 1 == batches_per_epoch;
       const float loss = model_.forward(mb.batch, so_step, nullptr, nullptr);
-      model_.backward(dist_.on_grad_ready, 1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
+      // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
+      model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
+                      1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
       ++micro_step_;
       ++micro_in_epoch;
       ++group;
-      state_.num_input_tokens_seen += db.batch_size * db.seq_len;
-      state_.total_flos += flos_tok * static_cast<double>(db.batch_size * db.seq_len);
+      state_.num_input_tokens_seen += db.batch_size * db.seq_len * dist_.world;
+      state_.total_flos += flos_tok * static_cast<double>(db.batch_size * db.seq_len * dist_.world);
       group_loss += static_cast<double>(loss) / static_cast<double>(accum);
       const bool last_of_epoch = micro_in_epoch == batches_per_epoch;
       if (group < accum && !last_of_epoch) continue;
 
-      // One optimizer update.
-      if (dist_.finish_gradients) dist_.finish_gradients(model_.grads_data(), n);
+      // One optimizer update, on the gradient averaged over ranks (so clipping sees the same norm
+      // everywhere).
+      if (reducer_) step_comm_s += reducer_->finish();
       double gnorm = t.max_grad_norm > 0 ? kernels::clip_grad_norm(model_.grads_data(), n, t.max_grad_norm)
                                          : kernels::grad_norm(model_.grads_data(), n);
       const double lr = schedule.lr_at(state_.global_step);
@@ -252,11 +267,20 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       ++state_.global_step;
       state_.epoch = static_cast<double>(epoch) +
                      static_cast<double>(micro_in_epoch) / static_cast<double>(batches_per_epoch);
-      if (dist_.average_scalar) group_loss = dist_.average_scalar(group_loss);
+      group_loss = mean_over_ranks(dist_, group_loss);
       if (t.logging_nan_inf_filter && !std::isfinite(group_loss))
         group_loss = tr_loss / static_cast<double>(1 + state_.global_step - last_logged);
       tr_loss += group_loss;
       total_loss += group_loss;
+      {
+        const double elapsed = seconds_since(t0);
+        const double steps_done = static_cast<double>(state_.global_step - start_step);
+        std::string extra =
+            str(round_to(steps_done * static_cast<double>(global_batch) / elapsed, 2), " samples/s");
+        if (reducer_)
+          extra += str(", comm ", static_cast<int>(std::lround(100.0 * step_comm_s / elapsed)), "%");
+        progress.set_extra(extra);
+      }
       progress.update(state_.global_step, group_loss);
       group = 0;
       group_loss = 0;
@@ -303,6 +327,11 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   metrics["total_flos"] = state_.total_flos;
   metrics["train_loss"] = train_loss;
   log(metrics);
+  if (reducer_ && writes_files())
+    log::info("DDP: ", dist_.world, " ranks, ", round_to(num_samples / runtime / dist_.world, 3),
+              " samples/s per rank, gradient communication left exposed after backward ",
+              round_to(100.0 * step_comm_s / runtime, 1), "% of the training time (",
+              reducer_->buckets().size(), " buckets)");
   flush_lines();
   metrics["epoch"] = state_.epoch;
   return metrics;
@@ -317,8 +346,16 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
   if (eval.features.options().pad_to_max_length) T = std::max(T, eval.features.options().max_seq_length);
   start->assign(static_cast<size_t>(n * T), -100.f);
   end->assign(static_cast<size_t>(n * T), -100.f);
+  // Batches are the single-process run's batches (same rows, same padding), dealt round-robin to ranks, so
+  // every logit is computed exactly as one process computes it and the gathered result is byte-identical.
+  const int64_t num_batches = (n + bs - 1) / bs, W = dist_.world;
+  const int64_t mine = num_batches > dist_.rank ? (num_batches - dist_.rank + W - 1) / W : 0;
+  const int64_t slots = (num_batches + W - 1) / W;  // batches per rank, the most any rank has
+  const int64_t slot_floats = 2 * bs * T;           // start then end logits of one batch
+  std::vector<float> local(static_cast<size_t>(slots * slot_floats), -100.f);
   std::vector<float> s, e;
-  for (int64_t b0 = 0; b0 < n; b0 += bs) {
+  for (int64_t k = 0; k < mine; ++k) {
+    const int64_t b0 = (k * W + dist_.rank) * bs;
     std::vector<int64_t> idx;
     for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
     auto db = eval.features.collate(idx);
@@ -329,10 +366,25 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
     so.train = false;
     model_.forward(mb.batch, so, s.data(), e.data());
     CT_ASSERT(db.seq_len <= T);
+    float* slot = local.data() + k * slot_floats;
     for (int64_t r = 0; r < db.batch_size; ++r) {
-      std::copy_n(s.data() + r * db.seq_len, db.seq_len, start->data() + (b0 + r) * T);
-      std::copy_n(e.data() + r * db.seq_len, db.seq_len, end->data() + (b0 + r) * T);
+      std::copy_n(s.data() + r * db.seq_len, db.seq_len, slot + r * T);
+      std::copy_n(e.data() + r * db.seq_len, db.seq_len, slot + (bs + r) * T);
     }
+  }
+  std::vector<float> all;
+  const float* from = local.data();
+  if (dist_.distributed() && slots > 0) {
+    all.resize(static_cast<size_t>(W * slots * slot_floats));
+    dist_.comm->allgather(local.data(), all.data(), slots * slot_floats, DType::f32);
+    from = all.data();
+  }
+  for (int64_t k = 0; k < num_batches; ++k) {
+    const int64_t r = k % W, slot = k / W, b0 = k * bs;
+    const float* src = from + (dist_.distributed() ? r * slots * slot_floats : 0) + slot * slot_floats;
+    const int64_t rows = std::min(bs, n - b0);
+    std::copy_n(src, rows * T, start->data() + b0 * T);
+    std::copy_n(src + bs * T, rows * T, end->data() + b0 * T);
   }
   *seq_len = T;
 }
@@ -426,73 +478,73 @@ void Trainer::save_checkpoint(const LrSchedule& schedule) {
                                           {"last_lr", schedule.lr_at(state_.global_step)}});
     }
     write_json(w.path(kTrainerStateFile), state_.to_json(true, dist_.local_rank == 0));
+    if (!t.save_only_model) {
+      // HF keeps rng_state_{rank}.pth per process; here each rank's random state is a function of (seed,
+      // epoch, position), so rank 0 writes every rank's file and the folder is complete when it appears.
+      for (int r = 0; r < dist_.world; ++r) {
+        const std::string name =
+            dist_.world > 1 ? "rng_state_" + std::to_string(r) + ".json" : "rng_state.json";
+        write_json(w.path(name), {{"seed", t.seed},
+                                  {"data_seed", t.resolved_data_seed()},
+                                  {"dropout_seed", t.seed},
+                                  {"dropout_key", "epoch, position in the epoch's sample list"},
+                                  {"epoch", state_.epoch},
+                                  {"global_step", state_.global_step},
+                                  {"micro_step", state_.global_step * t.gradient_accumulation_steps},
+                                  {"rank", r},
+                                  {"world", dist_.world}});
+      }
+    }
     w.commit();
     rotate_checkpoints(t.output_dir, t.save_total_limit, state_.best_model_checkpoint);
   }
-  // Every rank records its own RNG state (HF: rng_state_{rank}.pth); one process writes rng_state.json.
-  if (!t.save_only_model) {
-    const std::string name =
-        dist_.world > 1 ? "rng_state_" + std::to_string(dist_.rank) + ".json" : "rng_state.json";
-    const std::string dir = t.output_dir + "/checkpoint-" + std::to_string(state_.global_step);
-    nlohmann::json rng = {{"seed", t.seed},
-                          {"data_seed", t.resolved_data_seed()},
-                          {"dropout_seed", t.seed},
-                          {"epoch", state_.epoch},
-                          {"global_step", state_.global_step},
-                          {"micro_step", micro_step_},
-                          {"rank", dist_.rank},
-                          {"world", dist_.world}};
-    // The committed folder exists for rank 0 by now; other ranks write beside it once distribution syncs
-    // them.
-    if (stdfs::is_directory(dir)) write_json(dir + "/" + name, rng);
-  }
+  // Every process waits for the checkpoint to be complete, so none runs ahead of a checkpoint it may need.
+  barrier(dist_);
 }
 
 void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule) {
   const auto& t = args_.training;
-  const std::string weights = dir + "/model.safetensors";
-  auto report = model::load_hf_weights(weights, model_.params(), model_.params_data());
-  if (!report.missing.empty()) fail(weights, ": checkpoint lacks parameter ", report.missing.front());
+  const int64_t n = model_.num_params();
+  // Rank 0 reads the folder; the others receive its contents, so nodes need not share the file system and
+  // every rank provably starts from the same bytes.
+  std::string state_text, opt_text;
+  OptimizerState os;
+  if (is_world_process_zero(dist_)) {
+    const std::string weights = dir + "/model.safetensors";
+    auto report = model::load_hf_weights(weights, model_.params(), model_.params_data());
+    if (!report.missing.empty()) fail(weights, ": checkpoint lacks parameter ", report.missing.front());
+    state_text = read_json(dir + "/" + kTrainerStateFile).dump();
+    std::error_code ec;
+    const std::string opt_path = dir + "/" + kOptimizerFile;
+    if (!stdfs::exists(opt_path, ec))
+      fail("--resume_from_checkpoint: ", dir, " has no ", kOptimizerFile, " (saved with --save_only_model?)");
+    os = load_optimizer_state(opt_path, n);
+    if ((os.optim == "sgd") != (t.optim == "sgd"))
+      fail(opt_path, ": optimizer state is for --optim ", os.optim, ", this run uses --optim ", t.optim);
+    opt_text = nlohmann::json({{"optim", os.optim}, {"step", os.step}}).dump();
+  }
+  broadcast_floats(dist_, model_.params_data(), n);
   model_.mark_weights_changed();
-  state_ = TrainerState::from_json(read_json(dir + "/" + kTrainerStateFile), dir + "/" + kTrainerStateFile);
+  broadcast_string(dist_, &state_text);
+  broadcast_string(dist_, &opt_text);
+  const auto opt = nlohmann::json::parse(opt_text);
+  state_ = TrainerState::from_json(nlohmann::json::parse(state_text), dir + "/" + kTrainerStateFile);
   // The run's own plan wins over the checkpoint's (HF recomputes it from the current arguments).
   state_.max_steps = schedule.total_steps();
   state_.logging_steps = t.resolved_logging_steps(schedule.total_steps());
   state_.eval_steps = t.resolved_eval_steps(schedule.total_steps());
   state_.save_steps = t.resolved_save_steps(schedule.total_steps());
   state_.train_batch_size = t.per_device_train_batch_size;
-  std::error_code ec;
-  const std::string opt_path = dir + "/" + kOptimizerFile;
-  if (!stdfs::exists(opt_path, ec))
-    fail("--resume_from_checkpoint: ", dir, " has no ", kOptimizerFile, " (saved with --save_only_model?)");
-  auto os = load_optimizer_state(opt_path, model_.num_params());
-  if ((os.optim == "sgd") != (t.optim == "sgd"))
-    fail(opt_path, ": optimizer state is for --optim ", os.optim, ", this run uses --optim ", t.optim);
-  optimizer_steps_ = os.step;
+  optimizer_steps_ = opt.at("step").get<int64_t>();
   if (t.optim != "sgd") {
-    exp_avg_ = std::move(os.exp_avg);
-    exp_avg_sq_ = std::move(os.exp_avg_sq);
-  }
-  const std::string rng_name =
-      dist_.world > 1 ? "rng_state_" + std::to_string(dist_.rank) + ".json" : "rng_state.json";
-  std::string rng_path = dir + "/" + rng_name;
-  if (!stdfs::exists(rng_path, ec)) rng_path = dir + "/rng_state.json";
-  if (stdfs::exists(rng_path, ec)) {
-    auto rng = read_json(rng_path);
-    try {
-      const int64_t saved_world = rng.value("world", int64_t{1});
-      const uint64_t saved_micro = rng.at("micro_step").get<uint64_t>();
-      // Same world: continue the counter; another world size: re-derive it from the step count.
-      micro_step_ = saved_world == dist_.world
-                        ? saved_micro
-                        : static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
-    } catch (const nlohmann::json::exception& e) {
-      fail(rng_path, ": bad rng state (", e.what(), ")");
+    if (is_world_process_zero(dist_)) {
+      exp_avg_ = std::move(os.exp_avg);
+      exp_avg_sq_ = std::move(os.exp_avg_sq);
     }
-  } else {
-    log::warn(dir, ": no rng_state.json; dropout continues from the step count");
-    micro_step_ = static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
+    broadcast_floats(dist_, exp_avg_.data(), n);
+    broadcast_floats(dist_, exp_avg_sq_.data(), n);
   }
+  micro_step_ = static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
 }
 
 }  // namespace ct::train

@@ -3,13 +3,16 @@
 // / save on their steps; evaluation -> post-processing -> SQuAD metrics; checkpoints that resume bit-exactly
 // (weights, optimizer moments, schedule position, data order, dropout counter).
 //
-// Seams for distribution: DistContext says who this process is and how gradients are averaged (the model's
-// gradient-ready callback is where DDP buckets hang), and is_world_process_zero() is the one place that
-// decides who writes files.
+// Data parallelism (DistContext with a communicator): every rank holds the whole model; the sampler gives
+// rank r its share of each global batch, dropout is keyed by each feature's position in the epoch, a
+// DdpReducer averages gradients in buckets overlapped with the last backward of each step, the logged loss is
+// the mean over ranks, evaluation is sharded by batch and gathered, only world process zero writes files, and
+// a checkpoint (read by rank 0, broadcast to the rest) resumes at any world size.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,30 +23,13 @@
 #include "data/squad.h"
 #include "model/qa_model.h"
 #include "text/tokenizer.h"
+#include "train/ddp_reducer.h"
+#include "train/dist_context.h"
 #include "train/lr_schedule.h"
 #include "train/trainer_state.h"
 #include "train/training_args.h"
 
 namespace ct::train {
-
-struct DistContext {
-  int rank = 0;
-  int world = 1;
-  int local_rank = 0;
-  // Fires per parameter as its gradient is final during backward (offset, count in the gradient slab); DDP
-  // buckets start their all-reduce here.
-  model::GradReadyFn on_grad_ready;
-  // Called once after the last backward of an optimizer step: must leave the gradient slab averaged over
-  // ranks (waiting for buckets). Null: one process.
-  std::function<void(float* grads, int64_t n)> finish_gradients;
-  // Mean of a scalar over ranks (the logged loss). Null: identity.
-  std::function<double(double)> average_scalar;
-};
-
-// THE rule for who writes output files and checkpoints.
-inline bool is_world_process_zero(const DistContext& d) {
-  return d.rank == 0;
-}
 
 struct QaDataset {
   std::vector<data::Example> examples;
@@ -58,6 +44,7 @@ class Trainer {
  public:
   Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
           DistContext dist = {});
+  ~Trainer();
 
   // Trains on `train` (features must outlive the call), resuming from `resume_from` (a checkpoint folder)
   // when not empty; `eval` (may be null) serves eval_strategy steps/epoch. Returns HF's train metrics
@@ -83,6 +70,8 @@ class Trainer {
   void save_metrics(const std::string& prefix, const nlohmann::json& metrics) const;
 
   const TrainerState& state() const { return state_; }
+  // Seconds of gradient communication not hidden behind backward, summed over training steps (0 alone).
+  double comm_exposed_seconds() const { return reducer_ ? reducer_->exposed_seconds() : 0.0; }
   bool writes_files() const { return is_world_process_zero(dist_); }
 
  private:
@@ -95,10 +84,12 @@ class Trainer {
   model::QaModel& model_;
   const text::Tokenizer& tokenizer_;
   DistContext dist_;
+  std::unique_ptr<DdpReducer> reducer_;  // null with one process
   TrainerState state_;
   std::vector<float> exp_avg_, exp_avg_sq_;
   int64_t optimizer_steps_ = 0;
-  uint64_t micro_step_ = 0;  // micro-batches trained so far: the dropout counter
+  uint64_t micro_step_ =
+      0;  // micro-batches this rank trained (recorded in rng_state; dropout is keyed by position)
   int64_t epochs_done_ = 0;
   std::vector<std::string> pending_lines_;
 };

@@ -117,7 +117,11 @@ class FlagTable {
     add("report_to", &t.report_to, "accepted for compatibility (only \"none\" is meaningful)");
     add("ddp_backend", &t.ddp_backend, "collective backend across processes", {"ccl", "mpi", "gloo"});
     add_alias("xpu_backend", "ddp_backend");
-    add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait");
+    add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait (CORETRAIN_COMM_TIMEOUT overrides)");
+    add("ddp_bucket_cap_mb", &t.ddp_bucket_cap_mb, "gradient bucket size in MiB (default 25)");
+    add("ddp_find_unused_parameters", &t.ddp_find_unused_parameters,
+        "accepted: buckets of parameters without a gradient are reduced at the end of backward anyway");
+    add("ddp_broadcast_buffers", &t.ddp_broadcast_buffers, "accepted: BERT has no buffers to broadcast");
     add("use_ipex", &t.use_ipex, "accepted: coretrain's own kernels play IPEX's part");
     add("local_rank", &t.local_rank, "set by old launchers; the environment is read instead");
     add("push_to_hub", &t.push_to_hub, "not supported");
@@ -177,6 +181,9 @@ void set_value(const Flag& f, const std::string& value) {
           ok |= c == value;
           all += (all.empty() ? "" : "|") + c;
         }
+        if (!ok && f.name == "ddp_backend" &&
+            (value == "nccl" || value == "hccl" || value == "smddp" || value == "cncl" || value == "mccl"))
+          fail(flag, ": '", value, "' is an accelerator backend; coretrain trains on CPUs: use ", all);
         if (!ok) fail(flag, ": expected one of ", all, ", got '", value, "'");
       }
       *static_cast<std::string*>(f.target) = value;
@@ -367,6 +374,7 @@ void validate(QaArguments& a) {
   check(t.seed >= 0, "seed", ct::str("must be >= 0, got ", t.seed));
   check(t.data_seed >= -1, "data_seed", ct::str("must be >= 0, got ", t.data_seed));
   check(t.ddp_timeout > 0, "ddp_timeout", ct::str("must be > 0, got ", t.ddp_timeout));
+  check(t.ddp_bucket_cap_mb > 0, "ddp_bucket_cap_mb", ct::str("must be > 0, got ", t.ddp_bucket_cap_mb));
   check(!t.load_best_model_at_end, "load_best_model_at_end", "not supported by coretrain");
   check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
   check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
@@ -406,6 +414,12 @@ QaArguments parse_qa_args(const std::vector<std::string>& argv) {
   else
     parse_argv(table, argv, out);
   if (!out.help) validate(out);
+  // The demo's batch is a global batch: with N ranks each takes 1/N of it (unless the flag was given).
+  if (out.coretrain.demo) {
+    out.coretrain.demo_global_batch = true;
+    for (const auto& a : argv)
+      if (a.rfind("--per_device_train_batch_size", 0) == 0) out.coretrain.demo_global_batch = false;
+  }
   return out;
 }
 
@@ -496,6 +510,9 @@ nlohmann::json training_args_to_json(const TrainingArguments& t) {
   if (t.report_to != "none" && !t.report_to.empty()) j["report_to"].push_back(t.report_to);
   j["ddp_backend"] = opt_str(t.ddp_backend);
   j["ddp_timeout"] = t.ddp_timeout;
+  j["ddp_bucket_cap_mb"] = t.ddp_bucket_cap_mb > 0 ? nlohmann::json(t.ddp_bucket_cap_mb) : nlohmann::json();
+  j["ddp_find_unused_parameters"] = t.ddp_find_unused_parameters;
+  j["ddp_broadcast_buffers"] = t.ddp_broadcast_buffers;
   j["use_ipex"] = t.use_ipex;
   j["local_rank"] = t.local_rank;
   j["push_to_hub"] = t.push_to_hub;

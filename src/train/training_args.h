@@ -93,6 +93,9 @@ struct TrainingArguments {
   std::string report_to = "none";
   std::string ddp_backend;  // "" | ccl | mpi | gloo
   int64_t ddp_timeout = 1800;
+  double ddp_bucket_cap_mb = 25.0;
+  bool ddp_find_unused_parameters = false;
+  bool ddp_broadcast_buffers = false;
   bool use_ipex = false;
   int64_t local_rank = -1;
   bool push_to_hub = false;
@@ -111,6 +114,7 @@ struct CoretrainArguments {
   int64_t demo_eval_paragraphs = 0;
   int64_t demo_min_people = 0;  // people per demo paragraph (0: the demo's default)
   int64_t demo_max_people = 0;
+  bool demo_global_batch = false;  // set by the parser: the demo's batch size is split over the ranks
   std::string
       dump_eval_features;  // write the eval features' model inputs to this JSON file (tests feed torch)
 };

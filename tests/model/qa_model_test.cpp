@@ -142,7 +142,7 @@ void check_golden(const std::string& name, Precision precision) {
   QaModel m(g.config, precision);
   load_params(m, g);
   std::vector<float> start(g.B * g.T), end(g.B * g.T);
-  const float loss = m.forward(batch_of(g), StepOptions{false, 1, 0}, start.data(), end.data());
+  const float loss = m.forward(batch_of(g), StepOptions{false, 1, 0, {}}, start.data(), end.data());
   m.backward();
   if (precision == Precision::f32) {
     compare(name + " f32", g, m, "f32.", loss, start, end, 1e-4);
@@ -201,11 +201,11 @@ TEST(QaModelDropout, SameSeedAndStepReproduceDifferentStepsDiffer) {
     Golden g = load_golden(name);
     QaModel m(g.config, Precision::f32);
     load_params(m, g);
-    const RunResult a = run_step(m, g, StepOptions{true, 5, 3});
-    const RunResult b = run_step(m, g, StepOptions{true, 5, 3});
-    const RunResult c = run_step(m, g, StepOptions{true, 5, 4});
-    const RunResult d = run_step(m, g, StepOptions{true, 6, 3});
-    const RunResult eval = run_step(m, g, StepOptions{false, 5, 3});
+    const RunResult a = run_step(m, g, StepOptions{true, 5, 3, {}});
+    const RunResult b = run_step(m, g, StepOptions{true, 5, 3, {}});
+    const RunResult c = run_step(m, g, StepOptions{true, 5, 4, {}});
+    const RunResult d = run_step(m, g, StepOptions{true, 6, 3, {}});
+    const RunResult eval = run_step(m, g, StepOptions{false, 5, 3, {}});
     EXPECT_EQ(a.loss, b.loss) << name;
     EXPECT_EQ(a.logits, b.logits) << name;
     EXPECT_EQ(a.grads, b.grads) << name;
@@ -215,7 +215,7 @@ TEST(QaModelDropout, SameSeedAndStepReproduceDifferentStepsDiffer) {
     // Thread count does not change the masks.
     const int threads = omp_get_max_threads();
     omp_set_num_threads(1);
-    const RunResult one = run_step(m, g, StepOptions{true, 5, 3});
+    const RunResult one = run_step(m, g, StepOptions{true, 5, 3, {}});
     omp_set_num_threads(threads);
     for (size_t i = 0; i < a.logits.size(); ++i)
       EXPECT_NEAR(one.logits[i], a.logits[i], 1e-5) << name << " " << i;
@@ -227,7 +227,7 @@ TEST(QaModelBackward, CallbackReportsEveryParameterOnceInBackwardOrderWithFinalV
     Golden g = load_golden(name);
     QaModel m(g.config, Precision::f32);
     load_params(m, g);
-    m.forward(batch_of(g), StepOptions{true, 1, 1}, nullptr, nullptr);
+    m.forward(batch_of(g), StepOptions{true, 1, 1, {}}, nullptr, nullptr);
     std::vector<std::pair<int64_t, int64_t>> seen;
     std::vector<std::vector<float>> at_report;
     m.backward([&](int64_t off, int64_t n) {
@@ -249,12 +249,12 @@ TEST(QaModelBackward, AccumulateAddsAndOverwriteReplaces) {
   Golden g = load_golden("bert");
   QaModel m(g.config, Precision::f32);
   load_params(m, g);
-  const RunResult once = run_step(m, g, StepOptions{true, 2, 9});
-  m.forward(batch_of(g), StepOptions{true, 2, 9}, nullptr, nullptr);
+  const RunResult once = run_step(m, g, StepOptions{true, 2, 9, {}});
+  m.forward(batch_of(g), StepOptions{true, 2, 9, {}}, nullptr, nullptr);
   m.backward({}, 0.5f, /*accumulate=*/true);  // once + 0.5 * once
   for (int64_t i = 0; i < m.num_params(); ++i)
     ASSERT_NEAR(m.grads_data()[i], 1.5f * once.grads[i], 1e-6f + 1e-5f * std::fabs(once.grads[i])) << i;
-  const RunResult again = run_step(m, g, StepOptions{true, 2, 9});
+  const RunResult again = run_step(m, g, StepOptions{true, 2, 9, {}});
   EXPECT_EQ(again.grads, once.grads);
 }
 

@@ -1,0 +1,70 @@
+// The DDP gradient reducer (the part c10d's reducer.cpp plays): the gradient slab is cut into buckets in the
+// order backward finishes gradients (descending slab offset), each bucket's all-reduce (average) starts on
+// the communicator's worker threads the moment its last gradient is written, while backward goes on with the
+// layers below; finish() launches what an unused parameter held back and waits for all of them.
+//
+// Buckets follow DDP: a small first bucket (1 MiB, so communication starts early), then buckets of
+// --ddp_bucket_cap_mb (25), each closed once it reaches the cap, so a parameter larger than the cap (the word
+// embeddings) is a bucket of its own. Buckets are launched strictly in order, which every rank shares, so the
+// collectives match across ranks even if some rank finishes gradients in another order.
+//
+// The model knows nothing of ranks; the trainer hands hook() to the last backward of each optimizer step
+// (DDP's no_sync for the others) and calls finish() before clipping.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "model/param_info.h"
+#include "model/qa_model.h"
+
+namespace ct::train {
+
+struct DdpOptions {
+  double bucket_cap_mb = 25.0;
+  int64_t first_bucket_bytes = int64_t{1} << 20;
+};
+
+class DdpReducer {
+ public:
+  struct Bucket {
+    int64_t begin = 0, end = 0;  // slab range [begin, end), floats
+    int64_t ready = 0;           // floats whose gradient is final this step
+    bool launched = false;
+  };
+
+  // grads: the gradient slab (ideally Communicator::shm_alloc memory, so the node's reduction copies
+  // nothing).
+  DdpReducer(comm::Communicator& comm, float* grads, const std::vector<model::ParamInfo>& params,
+             DdpOptions options = {});
+
+  // The gradient-ready callback for the backward that ends an optimizer step. Resets the step's state on
+  // first use after finish().
+  model::GradReadyFn hook();
+  // Launches any bucket not yet launched (parameters that got no gradient), in order, and waits for every
+  // bucket: afterwards the slab holds the average over ranks. Returns the seconds spent waiting here (the
+  // communication backward did not hide).
+  double finish();
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  // Totals since construction (for the progress line and benchmarks).
+  double exposed_seconds() const { return exposed_seconds_; }
+  int64_t steps() const { return steps_; }
+
+ private:
+  void on_ready(int64_t offset, int64_t count);
+  void launch_ready_prefix();
+  void launch(size_t b);
+
+  comm::Communicator& comm_;
+  float* grads_;
+  std::vector<Bucket> buckets_;
+  std::vector<comm::WorkPtr> works_;
+  size_t next_launch_ = 0;
+  bool in_step_ = false;
+  double exposed_seconds_ = 0;
+  int64_t steps_ = 0;
+};
+
+}  // namespace ct::train
