@@ -26,6 +26,30 @@ bool cpu_has_fast_bf16() {
   return cpu_has_avx512_bf16() || cpu_has_amx_bf16();
 }
 
+bool bf16_matmul_supported() {
+  static const bool supported = [] {
+    using DT = dnnl::memory::data_type;
+    using Tag = dnnl::memory::format_tag;
+    try {
+      const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      const dnnl::memory::desc a({4, 8}, DT::bf16, Tag::ab), b({8, 4}, DT::bf16, Tag::ab);
+      // Both outputs the gemm uses: f32 and bf16.
+      for (const DT c_type : {DT::f32, DT::bf16}) {
+        const dnnl::memory::desc c({4, 4}, c_type, Tag::ab);
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine);
+      }
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return supported;
+}
+
+std::string bf16_matmul_unavailable_reason() {
+  return "oneDNN has no bf16 matmul for ISA " + cpu_isa_name() + " on this CPU";
+}
+
 std::string cpu_isa_name() {
   switch (isa()) {
     case dnnl::cpu_isa::sse41:

@@ -14,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/error.h"
+#include "kernels/cpu_features.h"
 
 namespace ct::kernels {
 namespace {
@@ -137,9 +138,12 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
     dnnl::matmul::primitive_desc pd(desc, attr, rt.engine);
     entry->prim = dnnl::matmul(pd);
   } catch (const dnnl::error& e) {
-    fail("gemm: oneDNN has no matmul for batch_outer=", g.batch_outer, " batch=", g.batch, " M=", g.M,
-         " N=", g.N, " K=", g.K, " types ", dtype_name(g.a_type), "x", dtype_name(g.b_type), "->",
-         dtype_name(g.c_type), ": ", e.what());
+    const bool no_bf16 = (g.a_type == DType::bf16 || g.c_type == DType::bf16) && !bf16_matmul_supported();
+    fail(
+        "gemm: oneDNN has no matmul for batch_outer=", g.batch_outer, " batch=", g.batch, " M=", g.M,
+        " N=", g.N, " K=", g.K, " types ", dtype_name(g.a_type), "x", dtype_name(g.b_type), "->",
+        dtype_name(g.c_type), ": ", e.what(),
+        no_bf16 ? " (" + bf16_matmul_unavailable_reason() + "; check kernels::bf16_matmul_supported())" : "");
   }
   entry->a = dnnl::memory(a_md, rt.engine, DNNL_MEMORY_NONE);
   entry->b = dnnl::memory(b_md, rt.engine, DNNL_MEMORY_NONE);

@@ -32,7 +32,8 @@ struct Gemm {
 };
 
 // Runs the product; throws ct::Error on a descriptor that is inconsistent (negative sizes, ld < row length,
-// ...). Thread-safe: the primitive cache is shared and locked; execution uses oneDNN's OpenMP threads.
+// ...) or that oneDNN cannot run here (bf16 where bf16_matmul_supported() is false, see cpu_features.h).
+// Thread-safe: the primitive cache is shared and locked; execution uses oneDNN's OpenMP threads.
 void gemm(const Gemm& g, const void* a, const void* b, void* c);
 
 // Plain triple loop over the same descriptor (double accumulation; bf16 operands widened): the test

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/cpu_features.h"
 #include "kernels/gemm.h"
 
 namespace ct::kernels {
@@ -13,6 +14,8 @@ namespace ct::kernels {
 double measure_matmul_gflops(DType dtype, int64_t M, int64_t N, int64_t K, int reps) {
   CT_CHECK(M > 0 && N > 0 && K > 0 && reps > 0, "matmul peak: sizes must be positive (M=", M, " N=", N,
            " K=", K, ")");
+  CT_CHECK(dtype != DType::bf16 || bf16_matmul_supported(),
+           "matmul peak: bf16: ", bf16_matmul_unavailable_reason());
   Tensor a = Tensor::zeros({M, K}, dtype), b = Tensor::zeros({K, N}, dtype),
          c = Tensor::zeros({M, N}, DType::f32);
   // Non-trivial values (zeros could take shortcuts in no library we know of, but be safe).

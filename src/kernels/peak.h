@@ -9,7 +9,8 @@
 namespace ct::kernels {
 
 // Times C[M, N] = A[M, K] * B[K, N] with operands of `dtype` (f32 accumulate/output), best of `reps` runs
-// after a warm-up; returns 2*M*N*K / seconds / 1e9.
+// after a warm-up; returns 2*M*N*K / seconds / 1e9. Throws ct::Error on non-positive sizes, and for bf16
+// where bf16_matmul_supported() is false.
 double measure_matmul_gflops(DType dtype, int64_t M, int64_t N, int64_t K, int reps = 5);
 
 }  // namespace ct::kernels

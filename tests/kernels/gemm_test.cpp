@@ -130,6 +130,7 @@ TEST(Gemm, DenseBatchDefaults) {
 }
 
 TEST(Gemm, Bf16OperandsF32AndBf16Output) {
+  CT_SKIP_WITHOUT_BF16_MATMUL();
   Gemm g;
   g.M = 33;
   g.N = 20;

@@ -11,6 +11,13 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
+#include "kernels/cpu_features.h"
+
+// Skips the calling test where oneDNN cannot create a bf16 matmul (AVX2-only CPUs with oneDNN 2.x): bf16
+// products cannot run there at all, and the model runs f32 instead.
+#define CT_SKIP_WITHOUT_BF16_MATMUL()          \
+  if (!::ct::kernels::bf16_matmul_supported()) \
+  GTEST_SKIP() << ::ct::kernels::bf16_matmul_unavailable_reason() << ": bf16 products cannot run here"
 
 namespace ct::kernels::test {
 
