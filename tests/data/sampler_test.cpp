@@ -142,7 +142,8 @@ TEST(Sampler, SkipFirstBatchesForResume) {
   auto all = s.batches(2);
   auto rest = s.batches(2, 3);
   ASSERT_EQ(rest.size(), all.size() - 3);
-  EXPECT_EQ(indices(rest), Rows(indices(all).begin() + 3, indices(all).end()));
+  const Rows all_rows = indices(all);
+  EXPECT_EQ(indices(rest), Rows(all_rows.begin() + 3, all_rows.end()));
   EXPECT_TRUE(s.batches(2, s.num_batches()).empty());
   EXPECT_TRUE(s.batches(2, s.num_batches() + 5).empty());
 }
