@@ -11,8 +11,10 @@ build: deps
 	cmake --preset release >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The demo trains data-parallel: DEMO_RANKS processes under mpiexec, each with its share of the cores.
+DEMO_RANKS ?= 2
 demo: build
-	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} $(BUILD)/apps/coretrain qa --demo --output_dir demo-out --overwrite_output_dir
+	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} mpiexec -n $(DEMO_RANKS) $(BUILD)/apps/coretrain qa --demo --output_dir demo-out --overwrite_output_dir
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
