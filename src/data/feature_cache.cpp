@@ -44,6 +44,19 @@ class FeatureSetIO {
     return out;
   }
 
+  // The same fields as encode(), hashed in place (no copy of a large set).
+  static uint64_t hash(const FeatureSet& fs) {
+    Hasher h;
+    const auto& o = fs.options_;
+    h.u64(static_cast<uint64_t>(o.max_seq_length)).u64(static_cast<uint64_t>(o.doc_stride));
+    h.u64(o.pad_to_max_length).u64(static_cast<uint64_t>(o.pad_to_multiple_of));
+    h.u64(static_cast<uint64_t>(fs.cls_id_)).u64(static_cast<uint64_t>(fs.sep_id_));
+    h.u64(static_cast<uint64_t>(fs.pad_id_)).u64(fs.examples_.size());
+    for (const auto& te : fs.examples_) h.vec(te.question_ids).vec(te.context_ids).vec(te.context_offsets);
+    h.vec(fs.features_);
+    return h.digest();
+  }
+
   static FeatureSet decode(const std::string& data, const std::string& path) {
     Reader r{data, path};
     if (data.size() < sizeof(kMagic) || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
@@ -125,9 +138,7 @@ uint64_t tokenizer_fingerprint(const text::Tokenizer& tok) {
 }
 
 uint64_t feature_set_hash(const FeatureSet& fs) {
-  Hasher h;
-  h.str(FeatureSetIO::encode(fs));
-  return h.digest();
+  return FeatureSetIO::hash(fs);
 }
 
 std::string feature_cache_dir() {
