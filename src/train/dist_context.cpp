@@ -58,6 +58,29 @@ void broadcast_string(const DistContext& d, std::string* s, int root) {
   s->assign(reinterpret_cast<const char*>(buf.data()), len);
 }
 
+std::vector<std::string> allgather_strings(const DistContext& d, const std::string& mine) {
+  if (!d.distributed()) return {mine};
+  // The longest string sets the slot size; lengths travel in the first 8 bytes of each slot.
+  float longest = static_cast<float>(mine.size());
+  comm::AllreduceOptions o;
+  o.op = comm::ReduceOp::max;
+  d.comm->allreduce(&longest, 1, DType::f32, o);
+  const int64_t slot = 2 + (static_cast<int64_t>(longest) + 3) / 4;  // floats
+  std::vector<float> send(static_cast<size_t>(slot), 0.0f), all(static_cast<size_t>(slot * d.world));
+  const uint64_t len = mine.size();
+  std::memcpy(send.data(), &len, 8);
+  std::memcpy(send.data() + 2, mine.data(), mine.size());
+  d.comm->allgather(send.data(), all.data(), slot, DType::f32);
+  std::vector<std::string> out;
+  for (int r = 0; r < d.world; ++r) {
+    const float* p = all.data() + r * slot;
+    uint64_t n;
+    std::memcpy(&n, p, 8);
+    out.emplace_back(reinterpret_cast<const char*>(p + 2), n);
+  }
+  return out;
+}
+
 void barrier(const DistContext& d) {
   if (d.distributed()) d.comm->barrier();
 }

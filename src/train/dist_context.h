@@ -38,6 +38,8 @@ double mean_over_ranks(const DistContext& d, double v);
 std::vector<uint64_t> allgather_u64(const DistContext& d, uint64_t v);
 // root's bytes to every rank (others' `s` is replaced).
 void broadcast_string(const DistContext& d, std::string* s, int root = 0);
+// Every rank's string, in rank order (two collectives whatever the world size).
+std::vector<std::string> allgather_strings(const DistContext& d, const std::string& mine);
 // root's floats to every rank.
 void broadcast_floats(const DistContext& d, float* data, int64_t n, int root = 0);
 void barrier(const DistContext& d);

@@ -76,11 +76,7 @@ std::string rank_map(const DistContext& d, const ThreadPlan& plan) {
                          plan.threads == 1 ? " thread" : " threads",
                          plan.from_env ? " (OMP_NUM_THREADS)" : "", " on CPUs ", cpu_list());
   std::string all;
-  for (int r = 0; r < d.world; ++r) {
-    std::string line = r == d.rank ? mine : std::string();
-    broadcast_string(d, &line, r);
-    all += (r ? "\n" : "") + line;
-  }
+  for (const auto& line : allgather_strings(d, mine)) all += (all.empty() ? "" : "\n") + line;
   if (plan.oversubscribed)
     log::warn("rank ", d.rank, ": ", d.local_world, " ranks x ", plan.threads, " threads",
               plan.comm_cores ? str(" + ", plan.comm_cores, " pinned comm cores") : std::string(), " on ",
