@@ -144,7 +144,21 @@ void check_same_arguments(const QaArguments& args, const DistContext& dist) {
         diff += str(diff.empty() ? "" : ", ", "--", k, " ", x.dump(),
                     " (rank 0: ", z.contains(k) ? z[k].dump() : std::string("unset"), ")");
   }
-  check_same_on_all_ranks(dist, Hasher().str(mine).digest(), "the command line", diff);
+  // Every rank fails with the same explanation: the first differing rank sends its flags (on this failure
+  // path only), so rank 0's message, often the one a user reads, names the flag too.
+  const auto all = allgather_u64(dist, Hasher().str(mine).digest());
+  std::string ranks;
+  int first = -1;
+  for (int r = 1; r < dist.world; ++r)
+    if (all[static_cast<size_t>(r)] != all[0]) {
+      ranks += str(ranks.empty() ? "" : ", ", r);
+      if (first < 0) first = r;
+    }
+  if (first < 0) return;
+  std::string shown = dist.rank == first ? diff : std::string();
+  broadcast_string(dist, &shown, first);
+  fail("the command line differs from rank 0's on rank(s) ", ranks, " (rank ", first, ": ", shown, ")",
+       dist.rank != first && !diff.empty() ? "; here: " + diff : std::string());
 }
 
 void print_metrics(const std::string& split, const nlohmann::json& m) {
