@@ -84,7 +84,8 @@ int run_qa_command(int argc, char** argv) {
   auto comm = communicator_for(parsed.training);
   auto dist = ct::train::dist_context(*comm);
   // HF's log_level_replica: processes other than rank 0 log warnings and errors only.
-  if (dist.rank != 0 && ct::log::level() < ct::log::Level::warning) ct::log::set_level(ct::log::Level::warning);
+  if (dist.rank != 0 && ct::log::level() < ct::log::Level::warning)
+    ct::log::set_level(ct::log::Level::warning);
   const auto plan = ct::train::apply_thread_plan(dist.local_world);
   const std::string map = ct::train::rank_map(dist, plan);
   if (dist.rank == 0) {
@@ -108,7 +109,7 @@ int run_qa_command(int argc, char** argv) {
       const double sps = result.train_metrics.value("train_samples_per_second", 0.0);
       const double runtime = result.train_metrics.value("train_runtime", 0.0);
       std::printf(
-          "demo: %d %s, %.1f samples/s (%.1f per rank), gradient communication exposed %.1f%% of %.0f s\n",
+          "demo: %d %s, %.1f samples/s (%.1f per rank), gradient communication exposed %.1f%% of %.1f s\n",
           result.world, result.world == 1 ? "process" : "ranks", sps, sps / result.world,
           runtime > 0 ? 100.0 * result.comm_exposed_seconds / runtime : 0.0, runtime);
     }
