@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -51,13 +52,59 @@ bool has(const EnvLookup& env, const char* name) {
 
 std::once_flag g_mpi_once;
 std::atomic<bool> g_mpi_inited_here{false};
+// Set by meet() under mpirun: the job has ranks on more than one node. And the bootstrap's timeout, which
+// also bounds the goodbye barrier below.
+std::atomic<bool> g_mpi_spans_nodes{false};
+std::atomic<int64_t> g_exit_timeout_ms{300000};
 
-void finalize_mpi_at_exit() {
+// Runs at exit (on_exit, so it sees the exit status). On one node, as always: MPI_Finalize, unless
+// communication failed (the peers may be gone or stuck and MPI_Finalize could block: leave and let the
+// launcher tear the job down on our non-zero exit). Across nodes, MPI_Finalize is skipped: Debian's MPICH 4.0
+// over UCX/TCP intermittently deadlocks inside it (one rank spins in ucp_worker_progress closing endpoints
+// while the others wait in the PMI barrier; seen with `coretrain qa` across network namespaces in 5 of 20
+// `mpiexec -n 3 -ppn 1` runs after every rank had written its results; 0 of 35 hung with the handling below;
+// tests/comm/netns_bench.sh has the same with bench comm). Nothing MPI_Finalize would still do matters then,
+// but leaving without it needs care. Checked with Hydra here: a rank that exits without MPI_Finalize gets the
+// other ranks *of its node* killed and mpiexec reports the status of whichever exited first (rank 0 leaving
+// with 0 while rank 1 would leave with 5 makes mpiexec return 0), while ranks on other nodes are not told at
+// all and sit out their timeouts (--ddp_timeout, 30 min by default). So:
+//  - leaving with an error (status != 0, whether or not communication failed): MPI_Abort, which Hydra turns
+//    into a teardown of every rank on every node within about a second, and mpiexec returns our status;
+//  - leaving with 0: first meet every other rank in a barrier bounded by the bootstrap's timeout (rank 0 may
+//    still be writing the output folder), so that no rank is killed mid-work and all leave with the same 0.
+//    A barrier that times out means some rank never got here: say so and abort the job with 1.
+// _Exit, not return: the rest of exit would run UCX's teardown with live endpoints; stdio is flushed first.
+void leave_mpi_at_exit(int status, void*) {
   int fin = 0;
   MPI_Finalized(&fin);
-  // After a communication failure the peers may be gone or stuck: MPI_Finalize could block, so leave and let
-  // the launcher tear the job down on our non-zero exit.
-  if (!fin && !comm_failed()) MPI_Finalize();
+  if (fin) return;
+  if (!g_mpi_spans_nodes) {
+    if (!comm_failed()) MPI_Finalize();
+    return;
+  }
+  std::fflush(nullptr);
+  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  if (comm_failed()) return;  // and yet exiting with 0: leave as before, without touching MPI
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  const auto start = std::chrono::steady_clock::now();
+  const auto limit = std::chrono::milliseconds(g_exit_timeout_ms.load());
+  for (int done = 0; !done;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if (std::chrono::steady_clock::now() - start > limit) {
+      int rank = -1;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      std::fprintf(stderr,
+                   "error: rank %d: not every rank reached the end of the job within %.0f s (exit barrier); "
+                   "aborting the job\n",
+                   rank, static_cast<double>(limit.count()) / 1000.0);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  std::_Exit(0);
 }
 
 void init_mpi() {
@@ -73,7 +120,7 @@ void init_mpi() {
     if (provided < MPI_THREAD_MULTIPLE)
       log::warn("MPI provides MPI_THREAD_SERIALIZED only; keep CCL_WORKER_COUNT=1 across nodes");
     g_mpi_inited_here = true;
-    std::atexit(finalize_mpi_at_exit);
+    on_exit(leave_mpi_at_exit, nullptr);  // glibc: like atexit, and the handler gets the exit status
   });
 }
 
@@ -176,6 +223,7 @@ std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
   std::lock_guard<std::mutex> lock(mu);
   if (auto live = current.lock()) return live;
   LaunchInfo info = parse_launch_env();
+  g_exit_timeout_ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
   auto b = std::shared_ptr<Bootstrap>(new Bootstrap());
   b->info_ = info;
   if (info.launcher == Launcher::mpi) {
@@ -241,6 +289,7 @@ void Bootstrap::meet(Store::Timeout timeout) {
     auto node = nodes_from_local_ranks(lr, ls);
     info_.node = node[info_.rank];
     info_.num_nodes = node.back() + 1;
+    g_mpi_spans_nodes = info_.num_nodes > 1;  // decides how this process leaves MPI (leave_mpi_at_exit)
     return;
   }
   // Store rendezvous: every rank announces itself, bumps a counter and polls it. The absent ranks are looked
