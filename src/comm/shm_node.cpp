@@ -70,7 +70,9 @@ constexpr int kSpin = 2000;
 constexpr int kYield = 200;
 
 struct NodeHeader {
-  uint32_t local_size;
+  // Written by local rank 0 after the segment is already visible: peers wait for local_size (stored last,
+  // with release) before reading the rest.
+  std::atomic<uint32_t> local_size;
   uint32_t channels;
   uint64_t stage_bytes;
   std::atomic<int32_t> attached;
@@ -147,9 +149,9 @@ ShmNode::ShmNode(const ShmNodeConfig& config) : config_(config) {
     remove_leftover_segments();
     control_ = ShmSegment::create(config_.name, total);
     auto* h = reinterpret_cast<NodeHeader*>(control_.data());
-    h->local_size = n;
     h->channels = config_.channels;
     h->stage_bytes = config_.stage_bytes;
+    h->local_size.store(static_cast<uint32_t>(n), std::memory_order_release);
   } else {
     auto nap = std::chrono::milliseconds(1);
     while (!ShmSegment::try_open(config_.name, control_)) {
@@ -162,11 +164,20 @@ ShmNode::ShmNode(const ShmNodeConfig& config) : config_(config) {
       nap = std::min(nap * 2, std::chrono::milliseconds(50));
     }
     auto* h = reinterpret_cast<NodeHeader*>(control_.data());
-    CT_CHECK(control_.payload_bytes() == total && h->local_size == static_cast<uint32_t>(n) &&
+    // The segment appears before rank 0 has filled in its header: wait for it (bounded like the open).
+    while (h->local_size.load(std::memory_order_acquire) == 0) {
+      if (Clock::now() - start > config_.timeout) {
+        mark_comm_failed();
+        fail("shm: timed out after ", seconds_since(start), " s waiting for local rank 0 (rank ",
+             config_.first_rank, ") of node ", config_.node, " to initialize /dev/shm", config_.name);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    CT_CHECK(control_.payload_bytes() == total && h->local_size.load() == static_cast<uint32_t>(n) &&
                  h->channels == static_cast<uint32_t>(config_.channels) &&
                  h->stage_bytes == config_.stage_bytes,
-             "shm: node ", config_.node, " segment layout differs between ranks (local size ", h->local_size,
-             " vs ", n, ", channels ", h->channels, " vs ", config_.channels,
+             "shm: node ", config_.node, " segment layout differs between ranks (local size ",
+             h->local_size.load(), " vs ", n, ", channels ", h->channels, " vs ", config_.channels,
              "): CCL_WORKER_COUNT must match on every rank");
   }
   auto* info = reinterpret_cast<RankInfo*>(control_.data() + 64);
