@@ -7,7 +7,7 @@
 # Usage: sudo scripts/fresh-machine-check.sh [--only test|demo] [--commit REV] [--root DIR] [--keep]
 #                                            [--mirror URL] [--security-mirror URL] [--jobs N]
 # On a shared machine run it as `nice -n 19 scripts/fresh-machine-check.sh` (the build inherits the niceness).
-# Takes ~25-35 min on a 2-core machine; see docs/fresh-machine.md for a recorded run.
+# Takes ~20-35 min on a 2-core machine (mostly the build); docs/fresh-machine.md records runs.
 set -euo pipefail
 
 usage() {
@@ -93,18 +93,17 @@ mirror="${mirror%/}"
 security_mirror="${security_mirror%/}"
 
 # ---- bookkeeping: per-step results, printed on every exit ------------------------------------------------------
+# mmdebstrap wants an absent or empty target.
+[ -z "$root" ] || [ ! -e "$root" ] || [ -z "$(ls -A "$root")" ] || die "--root $root exists and is not empty"
 workdir="$(mktemp -d "${TMPDIR:-/var/tmp}/coretrain-fresh.XXXXXX")"
 logdir="$workdir/logs"
 mkdir -p "$logdir"
-if [ -z "$root" ]; then
-  root="$workdir/root"
-else
-  [ ! -e "$root" ] || [ -z "$(ls -A "$root")" ] || die "--root $root exists and is not empty"
-fi
+[ -n "$root" ] || root="$workdir/root"
 mkdir -p "$root"
 root="$(realpath "$root")" # mountinfo shows canonical paths; the safety checks below compare against them
 mounts=()                  # mount points in the order they were made; unmounted in reverse
 summary=()                 # one line per step
+current_step=""            # the step running, for the summary when a signal or error stops it
 failed=0
 started="$(date +%s)"
 
@@ -130,7 +129,7 @@ cleanup() {
   else
     rm -rf --one-file-system "$root"
   fi
-  [ "$rc" -eq 0 ] || summary+=("stopped early: exit $rc")
+  [ "$rc" -eq 0 ] || summary+=("stopped early (exit $rc)${current_step:+ during: $current_step}")
   echo
   echo "==== fresh-machine-check summary ($(date -u '+%Y-%m-%d %H:%M UTC'), commit ${rev:0:12}) ===="
   printf '  %s\n' "${summary[@]}"
@@ -154,7 +153,10 @@ step() {
   echo
   echo "==== $name ===="
   t0="$(date +%s)"
-  if "$@" 2>&1 | tee "$log"; then rc=0; else rc=$?; fi
+  current_step="$name"
+  # tee -i: on Ctrl-C the log keeps what the command prints while it stops (apt finishes its dpkg run first).
+  if "$@" 2>&1 | tee -i "$log"; then rc=0; else rc=$?; fi
+  current_step=""
   local line
   line="$(printf '%-4s %-22s %8s' "$([ "$rc" -eq 0 ] && echo PASS || echo FAIL)" "$name" "$(fmt_secs $(($(date +%s) - t0)))")"
   [ "$rc" -eq 0 ] || { line+="  (exit $rc)"; failed=1; }
@@ -185,7 +187,8 @@ summary+=("PASS clone                   commit $(git_host -C "$root/root/coretra
 
 # ---- 3. what a booted machine has and a bare root lacks -------------------------------------------------------
 # The root bound onto itself: inside the chroot "/" must be a mount point, because `ip netns exec` remounts "/" as
-# a slave and mounts its own /sys (the netns tests fail with "mount --make-rslave /: Invalid argument" otherwise).
+# a slave and mounts its own /sys (without it the netns tests fail: '"mount --make-rslave /" failed: Invalid
+# argument').
 mount --bind "$root" "$root"
 mounts+=("$root")
 mount --make-private "$root" # nothing mounted inside (e.g. by ip netns) propagates back to the host
@@ -200,7 +203,7 @@ mounts+=("$root/dev/pts")
 # The shared-memory transport's segments live here; a fresh tmpfs so they never mix with the host's.
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
 mounts+=("$root/dev/shm")
-# A booted machine has a tmpfs /run (ip netns keeps its namespaces in /run/netns).
+# A booted machine has a tmpfs /run (ip netns keeps its namespaces in /run/netns; they stay off the root's disk).
 mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$root/run"
 mounts+=("$root/run")
 mkdir -m 1777 "$root/run/lock"
@@ -221,10 +224,14 @@ make_args=()
 [ -z "$jobs" ] || make_args+=("JOBS=$jobs")
 for t in "${targets[@]}"; do
   step "make $t" "$logdir/make-$t.log" in_root make "$t" "${make_args[@]}" || true
-  # The numbers worth keeping: ctest's tally and total time, the demo's held-out scores.
+  # The numbers worth keeping: ctest's tally, skips and total time; the demo's held-out scores.
   case "$t" in
     test) pattern='tests passed|Total Test time' ;;
     demo) pattern='^demo: exact_match' ;;
   esac
   while IFS= read -r l; do summary+=("       $l"); done < <(grep -E "$pattern" "$logdir/make-$t.log" || true)
+  if [ "$t" = test ]; then
+    skipped="$(grep -cE '^[[:space:]]+[0-9]+ - .* \(Skipped\)$' "$logdir/make-$t.log" || true)"
+    summary+=("       skipped (a test's own reason, see the log): $skipped")
+  fi
 done
