@@ -5,10 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
-#include "comm/bootstrap.h"
-#include "comm/store.h"
+#include "../comm/comm_test_util.h"
 #include "core/error.h"
 #include "train/threads.h"
 
@@ -32,30 +29,10 @@ std::vector<model::ParamInfo> params_of(const std::vector<int64_t>& sizes) {
 
 template <class Fn>
 void on_ranks(int world, Fn&& body) {
-  auto store = comm::make_memory_store();
-  std::vector<std::thread> ts;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r)
-    ts.emplace_back([&, r] {
-      try {
-        comm::LaunchInfo info;
-        info.launcher = comm::Launcher::env;
-        info.size = world;
-        info.rank = r;
-        info.local_size = world;
-        info.local_rank = r;
-        info.run_id = "reducer_test";
-        comm::CommOptions o;
-        o.timeout = std::chrono::seconds(20);
-        auto boot = comm::Bootstrap::from_store(info, store, o.timeout);
-        auto c = comm::make_communicator(boot, o);
-        body(*c, r);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  for (auto& t : ts) t.join();
-  for (int r = 0; r < world; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+  comm::CommOptions o;
+  o.timeout = std::chrono::seconds(20);
+  comm::test::run_threads(
+      world, world, [&](comm::Communicator& c) { body(c, c.rank()); }, o, "reducer_test");
 }
 
 TEST(DdpReducer, BucketsFollowDdpSizing) {

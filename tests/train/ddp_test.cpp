@@ -17,11 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <thread>
 
-#include "comm/bootstrap.h"
-#include "comm/communicator.h"
-#include "comm/store.h"
+#include "../comm/comm_test_util.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "demo_workspace.h"
@@ -43,38 +40,16 @@ constexpr double kLossTolerance = 1e-5;
 // Runs run_qa on `world` thread-ranks (local_world per node); rank r gets args(r). Throws the first rank's
 // error.
 void run_ranks(int world, int local_world, const std::function<std::vector<std::string>(int)>& args) {
-  auto store = ct::comm::make_memory_store();
-  std::vector<std::thread> ts;
-  std::vector<std::string> errors(static_cast<size_t>(world));
   static int job = 0;
-  const std::string run_id = "ddp_test_" + std::to_string(::getpid()) + "_" + std::to_string(job++);
-  for (int r = 0; r < world; ++r) {
-    ts.emplace_back([&, r] {
-      try {
+  ct::comm::CommOptions o;
+  o.timeout = std::chrono::seconds(60);
+  ct::comm::test::run_threads(
+      world, local_world,
+      [&](ct::comm::Communicator& c) {
         omp_set_num_threads(1);
-        ct::comm::LaunchInfo info;
-        info.launcher = world > 1 ? ct::comm::Launcher::env : ct::comm::Launcher::single;
-        info.size = world;
-        info.rank = r;
-        info.local_size = local_world;
-        info.local_rank = r % local_world;
-        info.node = r / local_world;
-        info.num_nodes = world / local_world;
-        info.run_id = run_id;
-        ct::comm::CommOptions o;
-        o.timeout = std::chrono::seconds(60);
-        auto boot = ct::comm::Bootstrap::from_store(info, store, o.timeout);
-        auto comm = ct::comm::make_communicator(boot, o);
-        run_qa(parse_qa_args(args(r)), dist_context(*comm));
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
-  for (int r = 0; r < world; ++r)
-    if (!errors[static_cast<size_t>(r)].empty())
-      throw ct::Error("rank " + std::to_string(r) + ": " + errors[r]);
+        run_qa(parse_qa_args(args(c.rank())), dist_context(c));
+      },
+      o, "ddp_test_" + std::to_string(::getpid()) + "_" + std::to_string(job++));
 }
 
 // Final weights, without the parameters whose gradient is zero in exact arithmetic: a bias added to every
