@@ -7,7 +7,7 @@
 # Usage: sudo scripts/fresh-machine-check.sh [--only test|demo] [--commit REV] [--root DIR] [--keep]
 #                                            [--mirror URL] [--security-mirror URL] [--jobs N]
 # On a shared machine run it as `nice -n 19 scripts/fresh-machine-check.sh` (the build inherits the niceness).
-# Takes ~20-35 min on a 2-core machine (mostly the build); docs/fresh-machine.md records runs.
+# Takes ~15 min on an idle 2-core machine (35 under load), mostly the build; docs/fresh-machine.md records runs.
 set -euo pipefail
 
 usage() {
