@@ -3,18 +3,14 @@
 // random init and prints EM/F1. Under mpirun or a torchrun-style environment it trains data-parallel: the
 // communicator comes from the launch environment, --ddp_backend picks the collectives, --ddp_timeout bounds
 // every wait.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "apps/command.h"
-#include "comm/bootstrap.h"
 #include "comm/communicator.h"
-#include "core/error.h"
 #include "core/log.h"
 #include "train/dist_context.h"
 #include "train/run_qa.h"
@@ -23,44 +19,6 @@
 
 namespace {
 
-// A torchrun-style launch whose ranks disagree on LOCAL_RANK/LOCAL_WORLD_SIZE (each consistent on its own)
-// would build node segments the others never join and wait out the whole timeout (--ddp_timeout, 30 min by
-// default): compare every rank's pair right after the rendezvous, as the mpirun path does, and name the rank.
-void check_node_layout(ct::comm::Bootstrap& boot, ct::comm::Timeout timeout) {
-  const auto& in = boot.info();
-  if (in.launcher != ct::comm::Launcher::env || in.size <= 1) return;
-  const auto all =
-      boot.allgather_string(ct::str(in.local_rank, " ", in.local_size), "qa_node_layout", timeout);
-  std::vector<int> lr, ls;
-  std::string seen;
-  for (size_t r = 0; r < all.size(); ++r) {
-    int a = -1, b = -1;
-    std::sscanf(all[r].c_str(), "%d %d", &a, &b);
-    lr.push_back(a);
-    ls.push_back(b);
-    if (r < 8) seen += ct::str(r ? ", " : "", "rank ", r, ": ", a, "/", b);
-  }
-  std::string error;
-  try {
-    ct::comm::nodes_from_local_ranks(lr, ls);
-  } catch (const ct::Error& e) {
-    error = e.what();
-  }
-  if (error.empty()) return;
-  // Every rank reached the same verdict. Rank 0 hosts the store: it leaves only once every rank has said it
-  // is done with the store, so none is cut off mid-read and fails with "connection lost" instead.
-  const auto& store = boot.store();
-  store->add("qa_node_layout_failed", 1);
-  if (in.rank == 0) {
-    const auto until =
-        std::chrono::steady_clock::now() + std::min<ct::comm::Timeout>(timeout, std::chrono::seconds(10));
-    while (store->add("qa_node_layout_failed", 0) < in.size && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ct::fail("ranks disagree on LOCAL_RANK/LOCAL_WORLD_SIZE (", seen, all.size() > 8 ? ", ..." : "",
-           "): ", error);
-}
-
 std::unique_ptr<ct::comm::Communicator> communicator_for(const ct::train::TrainingArguments& t) {
   ct::comm::CommOptions o;
   if (!t.ddp_backend.empty()) o.backend = ct::comm::parse_backend(t.ddp_backend);
@@ -68,9 +26,7 @@ std::unique_ptr<ct::comm::Communicator> communicator_for(const ct::train::Traini
   o.timeout = env && *env
                   ? ct::comm::default_timeout()
                   : std::chrono::duration_cast<ct::comm::Timeout>(std::chrono::seconds(t.ddp_timeout));
-  auto boot = ct::comm::Bootstrap::from_env(o.timeout);
-  check_node_layout(*boot, o.timeout);
-  return ct::comm::make_communicator(std::move(boot), o);
+  return ct::comm::make_communicator(o);
 }
 
 int run_qa_command(int argc, char** argv) {

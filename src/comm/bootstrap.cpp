@@ -341,6 +341,44 @@ void Bootstrap::meet(Store::Timeout timeout) {
   }
   if (info_.rank == 0) store_->set_string("nonce", std::to_string(mine));
   nonce_ = std::stoull(store_->get_string("nonce", timeout));
+  check_node_layout(timeout);
+}
+
+// Each rank's LOCAL_RANK/LOCAL_WORLD_SIZE is checked on its own by parse_launch_env; ranks that disagree with
+// each other (rank 0 says 2 per node, rank 1 says 1) would build node segments the others never join and wait
+// out the whole timeout. Compare every rank's pair, as the MPI path does, and name them.
+void Bootstrap::check_node_layout(Store::Timeout timeout) {
+  const auto all = allgather_string(str(info_.local_rank, " ", info_.local_size), "node_layout", timeout);
+  std::vector<int> lr, ls;
+  std::string seen;
+  for (size_t r = 0; r < all.size(); ++r) {
+    int a = -1, b = -1;
+    std::sscanf(all[r].c_str(), "%d %d", &a, &b);
+    lr.push_back(a);
+    ls.push_back(b);
+    if (r < 8) seen += str(r ? ", " : "", "rank ", r, ": ", a, "/", b);
+  }
+  std::string error;
+  try {
+    auto node = nodes_from_local_ranks(lr, ls);
+    info_.node = node[static_cast<size_t>(info_.rank)];
+    info_.num_nodes = node.back() + 1;
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (error.empty()) return;
+  // Every rank reaches the same verdict. Rank 0 hosts the store: it leaves only once every rank has said it
+  // is done with the store, so none is cut off mid-read and fails with "connection lost" instead.
+  store_->add("node_layout_failed", 1);
+  if (info_.rank == 0) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::min<Store::Timeout>(timeout, std::chrono::seconds(10));
+    while (store_->add("node_layout_failed", 0) < info_.size && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  mark_comm_failed();
+  fail("bootstrap: ranks disagree on LOCAL_RANK/LOCAL_WORLD_SIZE (", seen, all.size() > 8 ? ", ..." : "",
+       "): ", error);
 }
 
 std::vector<std::string> Bootstrap::allgather_string(const std::string& mine, const std::string& tag,

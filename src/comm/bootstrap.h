@@ -79,6 +79,7 @@ class Bootstrap {
  private:
   Bootstrap() = default;
   void meet(Store::Timeout timeout);
+  void check_node_layout(Store::Timeout timeout);  // env launch: every rank's local layout agrees
 
   LaunchInfo info_;
   std::shared_ptr<Store> store_;

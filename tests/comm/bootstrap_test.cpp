@@ -160,5 +160,33 @@ TEST(Bootstrap, AllRanksAgreeOnNonce) {
   EXPECT_EQ(nonce[1], nonce[2]);
 }
 
+TEST(Bootstrap, RanksDisagreeingOnTheirNodeLayoutAreNamedAtOnce) {
+  // Rank 0 says 2 ranks per node, rank 1 says 1: each is consistent alone; together they would wait out the
+  // timeout on node segments the other never joins.
+  auto store = make_memory_store();
+  std::vector<std::string> errors(2);
+  std::vector<test::TestThread> ts;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < 2; ++r)
+    ts.emplace_back(str("rank ", r, " thread"), [&, r] {
+      LaunchInfo info;
+      info.launcher = Launcher::env;
+      info.size = 2;
+      info.rank = r;
+      info.local_size = r == 0 ? 2 : 1;
+      try {
+        Bootstrap::from_store(info, store, std::chrono::seconds(30));
+      } catch (const Error& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
+  for (const auto& e : errors) {
+    EXPECT_NE(e.find("disagree on LOCAL_RANK/LOCAL_WORLD_SIZE"), std::string::npos) << e;
+    EXPECT_NE(e.find("rank 1: 0/1"), std::string::npos) << e;
+  }
+}
+
 }  // namespace
 }  // namespace ct::comm
