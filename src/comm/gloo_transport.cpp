@@ -149,11 +149,20 @@ GlooTransport::~GlooTransport() = default;
     }                                                                                             \
   } while (0)
 
-// Gloo's timeout text does not say which member stayed silent: name every other member as a suspect.
+// Gloo's texts name no rank: a timeout does not say which member stayed silent, a broken connection names
+// only the peer's address. Name the other members as suspects (with two members, the one it must be).
 std::string GlooTransport::suspects(const std::string& what) const {
-  if (what.find("Timed out") == std::string::npos) return "";
+  const bool timed_out = what.find("Timed out") != std::string::npos;
+  const bool broken = what.find("closed by peer") != std::string::npos ||
+                      what.find("reset by peer") != std::string::npos ||
+                      what.find("Broken pipe") != std::string::npos;
+  if (!timed_out && !broken) return "";
   std::ostringstream s;
-  s << "; no answer from rank(s) ";
+  if (broken && size() == 2) {
+    s << "; rank " << ranks()[static_cast<size_t>(1 - index())] << " closed the connection (exited or died?)";
+    return s.str();
+  }
+  s << (timed_out ? "; no answer from rank(s) " : "; connection lost to one of rank(s) ");
   bool first = true;
   for (int i = 0; i < size(); ++i)
     if (i != index()) {

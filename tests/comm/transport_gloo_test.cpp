@@ -222,6 +222,37 @@ TEST(GlooTransport, TimeoutNamesOpAndGroup) {
   EXPECT_NE(error.find("Timed out"), std::string::npos) << error;
 }
 
+TEST(GlooTransport, PeerThatLeavesIsNamed) {
+  // Member 1 connects, then goes away (its transport destroyed, as when its process dies): member 0's next
+  // allreduce fails at once, and the error names rank 11 although Gloo's own text only has an address.
+  MemStore store;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool connected = false;
+  test::TestThread leaver("member 1 thread", [&] {
+    {
+      GlooTransport t(store, "leave", ranks_of(2), 1);
+      std::lock_guard<std::mutex> lock(mu);
+      connected = true;
+      cv.notify_all();
+    }
+  });
+  GlooTransport t(store, "leave", ranks_of(2), 0);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, 20s, [&] { return connected; });
+  }
+  leaver.join();
+  std::vector<float> x(10, 1.f);
+  std::string error;
+  try {
+    t.allreduce(x.data(), x.size(), WireReduce::kSum, 5000ms);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("rank 11 closed the connection"), std::string::npos) << error;
+}
+
 TEST(GlooTransport, ReduceScatterTimeoutNamesNeighbour) {
   MemStore store;
   std::string error;
