@@ -11,14 +11,16 @@
 #   kill_rank0_resume  the same with rank 0 killed (the store's host and the writer of every file): rank 1
 #                   exits non-zero naming rank 0, the rerun resumes.
 #   flag_mismatch   rank 1 gets another --learning_rate (env launch, then mpiexec MPMD): every rank exits
-#                   non-zero within seconds, each error line naming rank 1 and --learning_rate.
+#                   non-zero within seconds, each error line naming rank 1 and --learning_rate (under mpiexec,
+#                   Hydra may kill the second rank before it prints: at least one line, every one naming them).
 #   no_master_addr  WORLD_SIZE=2 without MASTER_ADDR: each rank prints one line naming MASTER_ADDR, exits
 #                   non-zero, at once.
 #   local_world     ranks disagree on LOCAL_WORLD_SIZE (rank 0: 2, rank 1: 1), and LOCAL_WORLD_SIZE=2 with
 #                   WORLD_SIZE=3: every rank exits non-zero well before the comm timeout with an error naming
 #                   LOCAL_WORLD_SIZE.
-#   nccl            --ddp_backend nccl (1 process, and mpiexec -n 2): exit non-zero, one line per process saying
-#                   it is an accelerator (GPU) backend and naming the CPU ones; no output folder is created.
+#   nccl            --ddp_backend nccl (1 process, and mpiexec -n 2): exit non-zero, one line per process that
+#                   printed (Hydra may kill the second first) saying it is an accelerator (GPU) backend and naming
+#                   the CPU ones; no output folder is created.
 source "$(dirname "$0")/ddp_lib.sh"
 BIN=$1 CASE=$2
 ct_setup "ddp_faults_$CASE" "$BIN"
@@ -147,8 +149,15 @@ flag_mismatch)
   grep "error" "$TMP/mpi.log"
   [ "$RC" -ne 0 ] || fail "mpiexec exited 0" "$TMP/mpi.log"
   awk -v t="$took" -v q=$QUICK 'BEGIN { exit !(t < q) }' || fail "took $took s" "$TMP/mpi.log"
-  for r in 0 1; do sed -n "s/^\[$r\] //p" "$TMP/mpi.log" > "$TMP/mpi.$r.log"; done
-  check_lines "$TMP/mpi.0.log" "$TMP/mpi.1.log"
+  # Hydra tears the job down as soon as the first rank exits non-zero, so the other rank may be killed before it
+  # prints: every rank that printed must name rank 1 and the flag, and at least one must have.
+  printed=""
+  for r in 0 1; do
+    sed -n "s/^\[$r\] //p" "$TMP/mpi.log" > "$TMP/mpi.$r.log"
+    grep -q "error" "$TMP/mpi.$r.log" && printed="$printed $TMP/mpi.$r.log"
+  done
+  [ -n "$printed" ] || fail "no rank printed an error under mpiexec" "$TMP/mpi.log"
+  check_lines $printed
   ;;
 
 no_master_addr)
@@ -202,8 +211,9 @@ local_world)
   ;;
 
 nccl)
-  check_nccl() {  # LOG EXPECTED_LINES
-    [ "$(grep -c . "$1")" -eq "$2" ] || fail "expected $2 line(s) in $1" "$1"
+  check_nccl() {  # LOG MOST_LINES: 1..MOST_LINES lines (Hydra may kill a rank before it prints)
+    n=$(grep -c . "$1")
+    [ "$n" -ge 1 ] && [ "$n" -le "$2" ] || fail "expected 1 to $2 line(s) in $1, got $n" "$1"
     bad=$(grep -Ev "^coretrain qa: error: --ddp_backend: 'nccl' .*(accelerator|GPU).*ccl" "$1" || true)
     [ -z "$bad" ] || fail "unexpected line(s): $bad" "$1"
   }
