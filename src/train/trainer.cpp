@@ -191,7 +191,6 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   exp_avg_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
   exp_avg_sq_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
   optimizer_steps_ = 0;
-  micro_step_ = 0;
 
   int64_t skip_batches = 0, first_epoch = 0;
   if (!resume_from.empty()) {
@@ -248,9 +247,10 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
       model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
                       1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
-      ++micro_step_;
       ++micro_in_epoch;
       ++group;
+      // Counted as world x this rank's batch shape (exact with fixed padding; with dynamic padding the ranks'
+      // batch lengths differ and this is an estimate, kept so that no collective runs per micro-step).
       state_.num_input_tokens_seen += db.batch_size * db.seq_len * dist_.world;
       state_.total_flos += flos_tok * static_cast<double>(db.batch_size * db.seq_len * dist_.world);
       group_loss += static_cast<double>(loss) / static_cast<double>(accum);
@@ -544,7 +544,6 @@ void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule
     broadcast_floats(dist_, exp_avg_.data(), n);
     broadcast_floats(dist_, exp_avg_sq_.data(), n);
   }
-  micro_step_ = static_cast<uint64_t>(state_.global_step * t.gradient_accumulation_steps);
 }
 
 }  // namespace ct::train

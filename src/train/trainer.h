@@ -88,8 +88,6 @@ class Trainer {
   TrainerState state_;
   std::vector<float> exp_avg_, exp_avg_sq_;
   int64_t optimizer_steps_ = 0;
-  uint64_t micro_step_ =
-      0;  // micro-batches this rank trained (recorded in rng_state; dropout is keyed by position)
   int64_t epochs_done_ = 0;
   std::vector<std::string> pending_lines_;
 };
