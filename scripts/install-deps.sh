@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package coretrain builds, tests and benchmarks with. Idempotent: a machine that already
 # has them all is left alone (no apt-get update, no network).
+#   scripts/install-deps.sh               everything (make build / test / demo / bench)
+#   scripts/install-deps.sh --build-only  only what compiling the coretrain binary needs (container image build
+#                                         stage, deploy/Dockerfile: no test, benchmark or Python packages)
 set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config clang-format
@@ -14,7 +17,20 @@ pkgs=(
   python3-torch python3-numpy   # golden fixtures, torch cross-checks and the PyTorch side of benchmarks
   libopenblas0-openmp    # gives Debian's torch an optimized BLAS (without it torch falls back to reference BLAS, ~2 GFLOP/s)
   iproute2               # network namespaces for multi-node tests
+  python3-yaml           # tests/deploy: parses the Kubernetes manifests in deploy/k8s/
 )
+# --build-only: the subset `cmake --build ... --target coretrain` with CORETRAIN_BUILD_TESTS=OFF needs.
+build_only_pkgs=(
+  build-essential cmake pkg-config
+  libdnnl-dev ocl-icd-opencl-dev
+  libmpich-dev mpich
+  libgloo-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libhwloc-dev
+)
+case "${1:-}" in
+  "") ;;
+  --build-only) pkgs=("${build_only_pkgs[@]}") ;;
+  *) echo "usage: scripts/install-deps.sh [--build-only]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
