@@ -177,6 +177,8 @@ LaunchInfo parse_launch_env(const EnvLookup& env) {
     }
     if (has(env, "TORCHELASTIC_RUN_ID")) info.run_id = env("TORCHELASTIC_RUN_ID");
     if (has(env, "TORCHELASTIC_RESTART_COUNT")) info.run_id += str(".r", env("TORCHELASTIC_RESTART_COUNT"));
+    if (has(env, "CORETRAIN_RDZV_ROUND"))
+      info.rdzv_round = env_int(env, "CORETRAIN_RDZV_ROUND", 0, 1 << 30, "the rendezvous round");
     const char* agent = env("TORCHELASTIC_USE_AGENT_STORE");
     info.agent_store =
         agent && (!std::strcmp(agent, "True") || !std::strcmp(agent, "true") || !std::strcmp(agent, "1"));
@@ -246,8 +248,11 @@ std::shared_ptr<Bootstrap> Bootstrap::from_env(Store::Timeout timeout) {
       if (!info.agent_store && !server) server = std::make_unique<TcpStoreServer>(info.master_port);
     }
     if (!client) client = connect_tcp_store(info.master_addr, info.master_port, timeout);
+    // "ct/<run_id>.r<restart>[.round<R>]/g<generation>": TORCHELASTIC_RESTART_COUNT stays the same across a
+    // scale-up, the rendezvous round does not.
     b->store_ = make_prefix_store(
-        client, str("ct/", info.run_id.empty() ? std::string("job") : info.run_id, "/g", generation++));
+        client, str("ct/", info.run_id.empty() ? std::string("job") : info.run_id,
+                    info.rdzv_round >= 0 ? str(".round", info.rdzv_round) : "", "/g", generation++));
   }
   b->meet(timeout);
   current = b;

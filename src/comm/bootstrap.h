@@ -33,7 +33,10 @@ struct LaunchInfo {
   int num_nodes = 1;
   std::string master_addr;  // env launch only
   int master_port = 0;
-  std::string run_id;        // TORCHELASTIC_RUN_ID, or "" (job identity for shm names)
+  std::string run_id;  // TORCHELASTIC_RUN_ID, or "" (job identity for shm names)
+  // CORETRAIN_RDZV_ROUND (our launcher's rendezvous round, new on every restart and scale-up), or -1. Part of
+  // the store key prefix, so a new round never reads an old round's keys on a store that outlives rounds.
+  int rdzv_round = -1;
   bool agent_store = false;  // a launcher hosts the store; rank 0 must not
 };
 
