@@ -1,12 +1,18 @@
 // coretrain: one executable, subcommands registered by the files beside this one. Errors from any layer
-// arrive here as ct::Error and leave as one line on stderr with a non-zero exit.
+// arrive here as ct::Error and leave as one line on stderr with a non-zero exit (and, under an elastic agent
+// that sets TORCHELASTIC_ERROR_FILE, as torchelastic's JSON error file).
+#include <cxxabi.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <typeinfo>
 
 #include "apps/command.h"
 #include "core/error.h"
+#include "train/error_file.h"
 
 namespace ct::app {
 
@@ -22,6 +28,23 @@ void usage(FILE* out) {
   for (const auto& [name, cmd] : commands())
     std::fprintf(out, "  %-14s %s\n", name.c_str(), cmd.summary.c_str());
   std::fprintf(out, "\n`coretrain <command> --help` lists a command's flags.\n");
+}
+
+// The error line on stderr, and the same in TORCHELASTIC_ERROR_FILE when an elastic agent asked for it.
+int report_error(const std::string& name, const std::string& type, const std::string& text) {
+  const std::string line = "coretrain " + name + ": error: " + text;
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  ct::train::write_torchelastic_error_file(type, text, line + "\n");
+  return 1;
+}
+
+std::string demangled(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
 }
 
 }  // namespace
@@ -53,10 +76,8 @@ int main(int argc, char** argv) {
     argv[consumed] = prog.data();
     return it->second.run(argc - consumed, argv + consumed);
   } catch (const ct::Error& e) {
-    std::fprintf(stderr, "coretrain %s: error: %s\n", name.c_str(), e.what());
-    return 1;
+    return report_error(name, "ct::Error", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "coretrain %s: error: %s\n", name.c_str(), e.what());
-    return 1;
+    return report_error(name, demangled(typeid(e).name()), e.what());
   }
 }

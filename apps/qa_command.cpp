@@ -2,7 +2,9 @@
 // the built-in demo that needs no data or model: it generates a templated QA set, trains a small BERT from
 // random init and prints EM/F1. Under mpirun or a torchrun-style environment it trains data-parallel: the
 // communicator comes from the launch environment, --ddp_backend picks the collectives, --ddp_timeout bounds
-// every wait.
+// every wait. SIGTERM/SIGINT stop it gracefully (train/stop_signal.h): during training all ranks stop after
+// the same step with a checkpoint and exit 128 + signal; elsewhere the process exits at once with 128 +
+// signal.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include "core/log.h"
 #include "train/dist_context.h"
 #include "train/run_qa.h"
+#include "train/stop_signal.h"
 #include "train/threads.h"
 #include "train/training_args.h"
 
@@ -30,6 +33,8 @@ std::unique_ptr<ct::comm::Communicator> communicator_for(const ct::train::Traini
 }
 
 int run_qa_command(int argc, char** argv) {
+  // Before any thread starts (communicator workers, OpenMP, oneDNN): every thread inherits the blocked mask.
+  ct::train::install_stop_signals();
   std::vector<std::string> args(argv + 1, argv + argc);
   auto parsed = ct::train::parse_qa_args(args);
   if (parsed.help) {
@@ -59,7 +64,13 @@ int run_qa_command(int argc, char** argv) {
       ct::log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ",
                     bs * dist.world, ")");
   }
-  auto result = ct::train::run_qa(std::move(parsed), dist);
+  ct::train::RunResult result;
+  try {
+    result = ct::train::run_qa(std::move(parsed), dist);
+  } catch (const ct::train::StopRequested& stop) {
+    // Every rank stopped after the same step and the checkpoint is complete: 128 + signal, never 0.
+    return stop.exit_status();
+  }
   if (demo && dist.rank == 0 && !result.eval_metrics.empty()) {
     if (!result.train_metrics.empty()) {
       const double sps = result.train_metrics.value("train_samples_per_second", 0.0);

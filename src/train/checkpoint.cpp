@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 
@@ -90,29 +91,88 @@ int remove_stale_temp_checkpoints(const std::string& output_dir) {
 
 std::string decide_resume(const std::string& output_dir, bool overwrite_output_dir,
                           const std::string& resume_from_checkpoint, bool do_train) {
+  return decide_resume(output_dir, overwrite_output_dir, resume_from_checkpoint, do_train, ElasticRestart{})
+      .checkpoint;
+}
+
+std::string ElasticRestart::describe() const {
+  std::string s;
+  if (restart_count > 0) s = str("TORCHELASTIC_RESTART_COUNT=", restart_count);
+  if (rdzv_round > 0) s += str(s.empty() ? "" : ", ", "CORETRAIN_RDZV_ROUND=", rdzv_round);
+  return s;
+}
+
+ElasticRestart elastic_restart_from_env() {
+  ElasticRestart r;
+  auto read = [&r](const char* name) -> int64_t {
+    const char* v = std::getenv(name);
+    if (!v) return 0;
+    r.under_agent = true;
+    if (!*v) return 0;
+    const std::string s = v;
+    if (s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
+      fail(name, "=", s, ": expected a non-negative integer");
+    return std::stoll(s);
+  };
+  r.restart_count = read("TORCHELASTIC_RESTART_COUNT");
+  r.rdzv_round = read("CORETRAIN_RDZV_ROUND");
+  return r;
+}
+
+ResumeDecision decide_resume(const std::string& output_dir, bool overwrite_output_dir,
+                             const std::string& resume_from_checkpoint, bool do_train,
+                             const ElasticRestart& restart) {
   std::error_code ec;
   const bool exists = stdfs::exists(output_dir, ec);
   if (exists && !stdfs::is_directory(output_dir, ec))
     fail("--output_dir: ", output_dir, " is not a directory");
-  std::string resume;
+  ResumeDecision d;
+  const std::string elastic =
+      restart.restarted() ? str("elastic restart (", restart.describe(), "): ") : std::string();
   if (!resume_from_checkpoint.empty() && resume_from_checkpoint != "false" &&
       resume_from_checkpoint != "False") {
     if (resume_from_checkpoint == "true" || resume_from_checkpoint == "True") {
       auto last = get_last_checkpoint(output_dir);
       if (!last)
         fail("--resume_from_checkpoint: no valid checkpoint found in output directory (", output_dir, ")");
-      resume = *last;
+      d.checkpoint = *last;
     } else {
       if (!stdfs::is_directory(resume_from_checkpoint, ec))
         fail("--resume_from_checkpoint: ", resume_from_checkpoint, " is not a directory");
       if (!stdfs::exists(stdfs::path(resume_from_checkpoint) / kTrainerStateFile, ec))
         fail("--resume_from_checkpoint: ", resume_from_checkpoint, " has no ", kTrainerStateFile,
              " (not a complete checkpoint)");
-      resume = resume_from_checkpoint;
+      d.checkpoint = resume_from_checkpoint;
     }
-    return do_train ? resume : "";
+    if (!do_train) d.checkpoint.clear();
+    if (!d.checkpoint.empty() && restart.restarted())
+      d.why = str(elastic, "resuming from ", d.checkpoint, " as --resume_from_checkpoint says");
+    return d;
   }
-  if (!exists || !do_train || overwrite_output_dir) return "";
+  if (!do_train) return d;
+  if (restart.restarted()) {
+    // An elastic restart continues the job: --overwrite_output_dir was meant for its first start.
+    auto last = exists ? get_last_checkpoint(output_dir) : std::nullopt;
+    if (last) {
+      d.checkpoint = *last;
+      d.why =
+          str(elastic, "resuming from the last complete checkpoint ", *last,
+              overwrite_output_dir ? " (--overwrite_output_dir applies to the job's first start only)" : "");
+    } else {
+      d.why = str(elastic, "no complete checkpoint-N in ", output_dir, " yet; training from scratch");
+    }
+    return d;
+  }
+  if (exists && overwrite_output_dir && restart.under_agent) {
+    if (auto old = get_last_checkpoint(output_dir)) {
+      d.why =
+          str("--overwrite_output_dir: training from scratch, but ", output_dir, " still holds ", *old,
+              " of an earlier run: if the agent restarts this job before it saves a newer checkpoint, the "
+              "restart resumes from that one");
+      d.warning = true;
+    }
+  }
+  if (!exists || overwrite_output_dir) return d;
   auto last = get_last_checkpoint(output_dir);
   if (!last) {
     // Leftover temp folders of a killed run alone do not make the directory "used".
@@ -124,13 +184,14 @@ std::string decide_resume(const std::string& output_dir, bool overwrite_output_d
            " already exists and is not empty; use --overwrite_output_dir to overcome (it holds no "
            "checkpoint-N "
            "to resume from)");
-    return "";
+    return d;
   }
-  log::info(
-      "Checkpoint detected, resuming training at ", *last,
-      ". To avoid this behavior, change the `--output_dir` or add `--overwrite_output_dir` to train from "
-      "scratch.");
-  return *last;
+  d.checkpoint = *last;
+  d.why =
+      str("Checkpoint detected, resuming training at ", *last,
+          ". To avoid this behavior, change the `--output_dir` or add `--overwrite_output_dir` to train from "
+          "scratch.");
+  return d;
 }
 
 CheckpointWriter::CheckpointWriter(const std::string& output_dir, int64_t step) {

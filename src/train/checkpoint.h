@@ -49,6 +49,34 @@ int remove_stale_temp_checkpoints(const std::string& output_dir);
 std::string decide_resume(const std::string& output_dir, bool overwrite_output_dir,
                           const std::string& resume_from_checkpoint, bool do_train);
 
+// Whether this process is a restart of an elastic job: TORCHELASTIC_RESTART_COUNT (torchrun's group restarts
+// so far) and CORETRAIN_RDZV_ROUND (`coretrain run`'s rendezvous round; > 0 after a failure or a scale-up).
+struct ElasticRestart {
+  int64_t restart_count = 0;
+  int64_t rdzv_round = 0;
+  bool under_agent = false;  // either variable is set (even to 0): an agent may restart this job
+  bool restarted() const { return restart_count > 0 || rdzv_round > 0; }
+  // "TORCHELASTIC_RESTART_COUNT=1, CORETRAIN_RDZV_ROUND=2" (the variables that are > 0).
+  std::string describe() const;
+};
+// From the environment; an unset or empty variable is 0, anything but a non-negative integer is an error
+// naming the variable.
+ElasticRestart elastic_restart_from_env();
+
+struct ResumeDecision {
+  std::string checkpoint;  // the folder to resume from, or ""
+  std::string why;         // one line for the log ("" when there is nothing to say)
+  bool warning = false;    // `why` is a warning
+};
+// decide_resume, plus the elastic rule: on a restart an elastic job must not throw its work away, so the last
+// complete checkpoint-N in output_dir is resumed even with --overwrite_output_dir (that flag is for the job's
+// first start), and an output_dir without checkpoints (non-empty or not) starts from scratch instead of being
+// refused. An explicit --resume_from_checkpoint still wins. A first start under an agent with
+// --overwrite_output_dir over old checkpoints warns: a restart would take the newest of them.
+ResumeDecision decide_resume(const std::string& output_dir, bool overwrite_output_dir,
+                             const std::string& resume_from_checkpoint, bool do_train,
+                             const ElasticRestart& restart);
+
 // A checkpoint being written: files go into temp_dir(); commit() makes it checkpoint-N in one rename.
 class CheckpointWriter {
  public:

@@ -1,5 +1,6 @@
 #include "train/dist_context.h"
 
+#include <csignal>
 #include <cstring>
 
 #include "core/error.h"
@@ -26,6 +27,20 @@ double mean_over_ranks(const DistContext& d, double v) {
   o.op = comm::ReduceOp::sum;
   d.comm->allreduce(parts, 2, DType::f32, o);
   return (static_cast<double>(parts[0]) + static_cast<double>(parts[1])) / d.world;
+}
+
+StepAgreement agree_step(const DistContext& d, double v, int my_signal) {
+  if (!d.distributed()) return {v, my_signal};
+  // The loss as in mean_over_ranks, then how many ranks have seen SIGTERM and how many another stop signal.
+  float parts[4] = {static_cast<float>(v), static_cast<float>(v - static_cast<float>(v)),
+                    my_signal == SIGTERM ? 1.0f : 0.0f, my_signal != 0 && my_signal != SIGTERM ? 1.0f : 0.0f};
+  comm::AllreduceOptions o;
+  o.op = comm::ReduceOp::sum;
+  d.comm->allreduce(parts, 4, DType::f32, o);
+  StepAgreement a;
+  a.mean = (static_cast<double>(parts[0]) + static_cast<double>(parts[1])) / d.world;
+  a.stop_signal = parts[2] > 0 ? SIGTERM : parts[3] > 0 ? SIGINT : 0;
+  return a;
 }
 
 // 64-bit values cross as pairs of f32 bit patterns: allgather and broadcast copy bytes, never do arithmetic.

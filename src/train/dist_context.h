@@ -34,6 +34,14 @@ inline bool is_world_process_zero(const DistContext& d) {
 
 // Mean of v over ranks.
 double mean_over_ranks(const DistContext& d, double v);
+// The per-step agreement of the training loop, one all-reduce of 4 floats: the mean of `v` over ranks (as
+// mean_over_ranks) and the stop signal some rank has seen (`my_signal`, 0 for none): SIGTERM if any rank has
+// one, else SIGINT if any has, else 0. Every rank gets the same answer at the same step.
+struct StepAgreement {
+  double mean = 0;
+  int stop_signal = 0;
+};
+StepAgreement agree_step(const DistContext& d, double v, int my_signal);
 // Every rank's value, in rank order.
 std::vector<uint64_t> allgather_u64(const DistContext& d, uint64_t v);
 // root's bytes to every rank (others' `s` is replaced).

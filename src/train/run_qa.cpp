@@ -250,7 +250,15 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   std::string resume, decision;
   if (writer) {
     try {
-      resume = decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint, t.do_train);
+      // On an elastic restart (TORCHELASTIC_RESTART_COUNT / CORETRAIN_RDZV_ROUND > 0) the last checkpoint
+      // wins over --overwrite_output_dir; the log says why it resumes or starts over.
+      const auto rd = decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint,
+                                    t.do_train, elastic_restart_from_env());
+      if (rd.warning)
+        log::warn(rd.why);
+      else if (!rd.why.empty())
+        log::info(rd.why);
+      resume = rd.checkpoint;
       std::error_code ec;
       stdfs::create_directories(t.output_dir, ec);
       if (ec) fail("--output_dir: cannot create ", t.output_dir, " (", ec.message(), ")");

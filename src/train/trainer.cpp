@@ -16,6 +16,7 @@
 #include "model/config.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
+#include "train/stop_signal.h"
 
 namespace ct::train {
 namespace stdfs = std::filesystem;
@@ -86,6 +87,57 @@ nlohmann::json metrics_json(const data::Metrics& m, const std::string& prefix) {
 }
 
 }  // namespace
+
+std::string describe_world_change(const std::string& checkpoint, int64_t global_step, const TrainPlan& from,
+                                  const TrainPlan& to, int64_t num_samples, bool drop_last) {
+  if (from.world == to.world || from.world <= 0 || to.world <= 0) return "";
+  struct Where {
+    int64_t global_batch, steps_per_epoch, epoch, position, steps_left;
+  };
+  auto where = [&](const TrainPlan& p) {
+    data::SamplerOptions so;
+    so.num_samples = num_samples;
+    so.batch_size = std::max<int64_t>(p.per_device_batch, 1);
+    so.world = p.world;
+    so.drop_last = drop_last;
+    data::DistributedSampler sampler(so);
+    const int64_t accum = std::max<int64_t>(p.accum, 1);
+    Where w{};
+    w.global_batch = so.batch_size * p.world * accum;
+    w.steps_per_epoch = (sampler.num_batches() + accum - 1) / accum;
+    if (w.steps_per_epoch == 0) return w;
+    w.epoch = global_step / w.steps_per_epoch;
+    const int64_t k = global_step % w.steps_per_epoch;
+    w.position = std::min(k * w.global_batch, sampler.num_rank_samples() * p.world);
+    w.steps_left = w.steps_per_epoch - k;
+    return w;
+  };
+  const Where a = where(from), b = where(to);
+  std::string line =
+      str("resuming ", stdfs::path(checkpoint).filename().string(), " written by ", from.world,
+          " ranks with ", to.world, " ranks: global batch ", a.global_batch, " -> ", b.global_batch,
+          " per step (per_device_train_batch_size ", to.per_device_batch, " x ", to.world, " x accumulation ",
+          to.accum, "); the epoch's sample order is re-dealt for ", to.world, " ranks");
+  if (a.steps_per_epoch == 0 || b.steps_per_epoch == 0) return line;
+  const std::string old_plan = str("the ", from.world, "-rank run");
+  if (a.epoch == b.epoch && a.position == b.position) {
+    line += str(" and training continues at sample ", b.position, " of epoch ", b.epoch, ", where ", old_plan,
+                " stopped");
+  } else if (a.epoch == b.epoch) {
+    line += str(": step ", global_step, " starts at sample ", b.position, " of epoch ", b.epoch, " in the ",
+                to.world, "-rank plan, but ", old_plan, " had reached sample ", a.position, ", so samples ",
+                std::min(a.position, b.position), "-", std::max(a.position, b.position) - 1,
+                " of the epoch's order are ", b.position < a.position ? "trained again" : "skipped");
+  } else {
+    line += str(": step ", global_step, " starts at sample ", b.position, " of epoch ", b.epoch, " in the ",
+                to.world, "-rank plan, but ", old_plan, " had reached sample ", a.position, " of epoch ",
+                a.epoch);
+  }
+  line += str("; the epoch has ", b.steps_left, " steps left (", a.steps_left, " for ", from.world,
+              " ranks) and the run ends at step ", to.max_steps);
+  if (from.max_steps > 0 && from.max_steps != to.max_steps) line += str(" (was ", from.max_steps, ")");
+  return line;
+}
 
 void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size) {
   nlohmann::json feats = nlohmann::json::array();
@@ -194,7 +246,11 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
 
   int64_t skip_batches = 0, first_epoch = 0;
   if (!resume_from.empty()) {
-    load_checkpoint(resume_from, schedule);
+    TrainPlan from = load_checkpoint(resume_from, schedule);
+    if (writes_files() && from.world > 0 && from.world != dist_.world)
+      log::info(describe_world_change(resume_from, state_.global_step, from,
+                                      {dist_.world, t.per_device_train_batch_size, accum, max_steps},
+                                      so.num_samples, so.drop_last));
     first_epoch = state_.global_step / steps_per_epoch;
     if (!t.ignore_data_skip) skip_batches = (state_.global_step % steps_per_epoch) * accum;
     log::info("Continuing training from checkpoint ", resume_from, ": global step ", state_.global_step,
@@ -223,8 +279,12 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   };
   const uint64_t seed = static_cast<uint64_t>(t.seed);
   const int64_t global_batch = t.per_device_train_batch_size * dist_.world * accum;
-  double step_comm_s = 0;  // gradient communication backward did not hide
+  double step_comm_s = 0;   // gradient communication backward did not hide
+  int64_t saved_step = -1;  // the step of the last checkpoint this run wrote
 
+  // From here to the loop's end a stop signal only sets a flag; each step's loss all-reduce carries it, so
+  // every rank stops after the same step.
+  GracefulStopScope graceful;
   bool done = state_.global_step >= max_steps;
   for (int64_t epoch = first_epoch; epoch < num_epochs && !done; ++epoch) {
     const auto batches = sampler.batches(epoch, epoch == first_epoch ? skip_batches : 0);
@@ -267,7 +327,9 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       ++state_.global_step;
       state_.epoch = static_cast<double>(epoch) +
                      static_cast<double>(micro_in_epoch) / static_cast<double>(batches_per_epoch);
-      group_loss = mean_over_ranks(dist_, group_loss);
+      // The loss mean and the stop agreement in one all-reduce (no extra collective per step).
+      const StepAgreement agreed = agree_step(dist_, group_loss, pending_stop_signal());
+      group_loss = agreed.mean;
       if (t.logging_nan_inf_filter && !std::isfinite(group_loss))
         group_loss = tr_loss / static_cast<double>(1 + state_.global_step - last_logged);
       tr_loss += group_loss;
@@ -307,8 +369,27 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       if (eval_now) evaluate(*eval, /*write_predictions=*/false);
       const bool save_now = (t.save_strategy == "steps" && state_.global_step % state_.save_steps == 0) ||
                             (t.save_strategy == "epoch" && epoch_end);
-      if (save_now) save_checkpoint(schedule);
+      if (save_now) {
+        save_checkpoint(schedule);
+        saved_step = state_.global_step;
+      }
       flush_lines();
+      if (agreed.stop_signal) {
+        // Every rank agreed on this step: a complete checkpoint (rank 0 writes it, all wait for it), then out
+        // with 128 + signal, so an agent never takes the stop for a finished job.
+        if (saved_step != state_.global_step) save_checkpoint(schedule, /*full=*/true);
+        progress.close();
+        const std::string ck = str("checkpoint-", state_.global_step);
+        if (writes_files())
+          log::info("stopping at step ", state_.global_step, " on ", signal_name(agreed.stop_signal),
+                    ": wrote ", ck);
+        else
+          log::warn("stopping at step ", state_.global_step, " on ", signal_name(agreed.stop_signal),
+                    " (rank 0 wrote ", ck, ")");
+        graceful.handled();
+        throw StopRequested(agreed.stop_signal, state_.global_step,
+                            (stdfs::path(t.output_dir) / ck).string());
+      }
     }
     epochs_done_ = epoch + 1;
   }
@@ -454,12 +535,13 @@ void Trainer::save_metrics(const std::string& prefix, const nlohmann::json& metr
   write_json(all_path, all, 4);
 }
 
-void Trainer::save_checkpoint(const LrSchedule& schedule) {
+void Trainer::save_checkpoint(const LrSchedule& schedule, bool full) {
   const auto& t = args_.training;
+  const bool model_only = t.save_only_model && !full;
   if (writes_files()) {
     CheckpointWriter w(t.output_dir, state_.global_step);
     save_model(w.temp_dir());
-    if (!t.save_only_model) {
+    if (!model_only) {
       OptimizerState os;
       os.optim = t.optim;
       os.step = optimizer_steps_;
@@ -478,7 +560,7 @@ void Trainer::save_checkpoint(const LrSchedule& schedule) {
                                           {"last_lr", schedule.lr_at(state_.global_step)}});
     }
     write_json(w.path(kTrainerStateFile), state_.to_json(true, dist_.local_rank == 0));
-    if (!t.save_only_model) {
+    if (!model_only) {
       // HF keeps rng_state_{rank}.pth per process; here each rank's random state is a function of (seed,
       // epoch, position), so rank 0 writes every rank's file and the folder is complete when it appears.
       for (int r = 0; r < dist_.world; ++r) {
@@ -502,9 +584,11 @@ void Trainer::save_checkpoint(const LrSchedule& schedule) {
   barrier(dist_);
 }
 
-void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule) {
+TrainPlan Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule) {
   const auto& t = args_.training;
   const int64_t n = model_.num_params();
+  TrainPlan from;
+  from.world = 0;
   // Rank 0 reads the folder; the others receive its contents, so nodes need not share the file system and
   // every rank provably starts from the same bytes.
   std::string state_text, opt_text;
@@ -522,6 +606,27 @@ void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule
     if ((os.optim == "sgd") != (t.optim == "sgd"))
       fail(opt_path, ": optimizer state is for --optim ", os.optim, ", this run uses --optim ", t.optim);
     opt_text = nlohmann::json({{"optim", os.optim}, {"step", os.step}}).dump();
+    // Who wrote it (for the log line when the world size changed): rng_state files say the world size, the
+    // checkpoint's training_args.json and trainer_state.json the batch and plan. Missing or odd: unknown.
+    try {
+      const std::string rng0 = dir + "/rng_state_0.json";
+      if (stdfs::exists(rng0, ec))
+        from.world = read_json(rng0).at("world").get<int>();
+      else if (stdfs::exists(dir + "/rng_state.json", ec))
+        from.world = 1;
+      const auto st = nlohmann::json::parse(state_text);
+      from.per_device_batch = st.value("train_batch_size", int64_t{1});
+      from.max_steps = st.value("max_steps", int64_t{0});
+      const std::string ta = dir + "/" + kTrainingArgsFile;
+      if (stdfs::exists(ta, ec)) {
+        const auto a = read_json(ta);
+        from.per_device_batch = a.value("per_device_train_batch_size", from.per_device_batch);
+        from.accum = a.value("gradient_accumulation_steps", int64_t{1});
+      }
+    } catch (const std::exception& e) {
+      log::warn(dir, ": cannot tell which world size wrote it (", e.what(), ")");
+      from.world = 0;
+    }
   }
   broadcast_floats(dist_, model_.params_data(), n);
   model_.mark_weights_changed();
@@ -544,6 +649,7 @@ void Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule
     broadcast_floats(dist_, exp_avg_.data(), n);
     broadcast_floats(dist_, exp_avg_sq_.data(), n);
   }
+  return from;
 }
 
 }  // namespace ct::train

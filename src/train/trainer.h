@@ -8,6 +8,10 @@
 // DdpReducer averages gradients in buckets overlapped with the last backward of each step, the logged loss is
 // the mean over ranks, evaluation is sharded by batch and gathered, only world process zero writes files, and
 // a checkpoint (read by rank 0, broadcast to the rest) resumes at any world size.
+//
+// Stop signals (train/stop_signal.h): the training loop runs inside a GracefulStopScope; each step's loss
+// all-reduce also carries whether a rank has seen SIGTERM/SIGINT, so all ranks stop after the same step, save
+// a checkpoint there (unless that step just saved one) and throw StopRequested.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +43,24 @@ struct QaDataset {
 // Model inputs of every eval feature as the eval loop fed them, plus each token's context byte span, for
 // checking logits against another implementation (--dump_eval_features).
 void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size);
+
+// A training plan's shape, for comparing a checkpoint's with this run's.
+struct TrainPlan {
+  int world = 1;
+  int64_t per_device_batch = 1;
+  int64_t accum = 1;
+  int64_t max_steps = 0;
+};
+
+// The line rank 0 logs when a checkpoint written at `global_step` by `from.world` ranks is resumed with
+// `to.world` ranks ("" when the world sizes agree): the global batch before and after, and what the
+// step-based resume does to the epoch. The epoch's order is one permutation for every world size and a step
+// covers positions [s*G, (s+1)*G) of it (G = per-device x world x accumulation), but the resume position is
+// the checkpoint's step counted in the new plan (epoch = step / steps_per_epoch, skip step % steps_per_epoch
+// steps, as HF does), so with another global batch some samples of the epoch are trained again or skipped,
+// and the epoch's remaining steps and the run's end change; the line says which.
+std::string describe_world_change(const std::string& checkpoint, int64_t global_step, const TrainPlan& from,
+                                  const TrainPlan& to, int64_t num_samples, bool drop_last);
 
 class Trainer {
  public:
@@ -75,8 +97,10 @@ class Trainer {
   bool writes_files() const { return is_world_process_zero(dist_); }
 
  private:
-  void save_checkpoint(const LrSchedule& schedule);
-  void load_checkpoint(const std::string& dir, const LrSchedule& schedule);
+  // full: the optimizer/scheduler/rng files even with --save_only_model (a stop checkpoint must resume).
+  void save_checkpoint(const LrSchedule& schedule, bool full = false);
+  // Returns the plan that wrote the checkpoint on rank 0 (world 0 when its rng_state files do not say).
+  TrainPlan load_checkpoint(const std::string& dir, const LrSchedule& schedule);
   void optimizer_step(double lr);
   void log(nlohmann::json entry);
 
