@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include "demo_workspace.h"
 
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
@@ -17,6 +19,7 @@
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/run_qa.h"
+#include "train/stop_signal.h"
 
 namespace stdfs = std::filesystem;
 using namespace ct::train;
@@ -103,6 +106,32 @@ TEST_F(TrainerRun, ResumeFromCheckpointEndsWithIdenticalWeights) {
   EXPECT_EQ(ct::fs::read_file(a + "/model.safetensors"), ct::fs::read_file(d + "/model.safetensors"));
   auto state = read_json(d + "/trainer_state.json");
   EXPECT_EQ(state["global_step"], 6);
+}
+
+// A stop signal seen before a step ends stops the run after that step with a complete checkpoint (even with
+// --save_only_model), as every rank of a job would; an elastic restart with --overwrite_output_dir resumes it
+// and ends with the weights of an uninterrupted run.
+TEST_F(TrainerRun, StopSignalCheckpointsAndTheRestartResumesIt) {
+  const std::string ref = root_ + "/stop_ref", out = root_ + "/stop_out";
+  run(args(ref, {"--max_steps", "6", "--save_steps", "100"}));
+  set_pending_stop_signal_for_test(SIGTERM);
+  try {
+    run(args(out, {"--max_steps", "6", "--save_steps", "100", "--save_only_model"}));
+    ADD_FAILURE() << "no stop";
+  } catch (const StopRequested& s) {
+    EXPECT_EQ(s.step(), 1);
+    EXPECT_EQ(s.exit_status(), 143);
+    EXPECT_EQ(std::string(s.what()), "stopping at step 1 on SIGTERM: wrote " + out + "/checkpoint-1");
+  }
+  set_pending_stop_signal_for_test(0);
+  for (const char* f : {"model.safetensors", "optimizer.safetensors", "scheduler.json", "trainer_state.json"})
+    EXPECT_TRUE(stdfs::exists(out + "/checkpoint-1/" + f)) << f;
+  EXPECT_FALSE(stdfs::exists(out + "/model.safetensors"));
+  ::setenv("TORCHELASTIC_RESTART_COUNT", "1", 1);
+  run(args(out, {"--max_steps", "6", "--save_steps", "100", "--overwrite_output_dir"}));
+  ::unsetenv("TORCHELASTIC_RESTART_COUNT");
+  EXPECT_EQ(ct::fs::read_file(ref + "/model.safetensors"), ct::fs::read_file(out + "/model.safetensors"));
+  EXPECT_EQ(read_json(out + "/trainer_state.json")["global_step"], 6);
 }
 
 TEST_F(TrainerRun, OutputFolderHasHfFilesAndCheckpointsRotate) {
