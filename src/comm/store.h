@@ -41,7 +41,7 @@ class Store {
   virtual Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) = 0;
   // Keys in the whole store (a prefix view counts its inner store's keys too, like c10d's PrefixStore).
   virtual int64_t num_keys() = 0;
-  // "tcp store 127.0.0.1:29500": how errors name this store.
+  // "tcp store 127.0.0.1:29500 (c10d 2.x)": how errors name this store.
   virtual std::string describe() const = 0;
 
   // Conveniences over the byte interface.

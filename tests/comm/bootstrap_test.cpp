@@ -79,6 +79,9 @@ TEST(Bootstrap, Torchrun) {
   EXPECT_EQ(i.master_port, 29500);
   EXPECT_EQ(i.run_id, "abc.r2");
   EXPECT_TRUE(i.agent_store);
+  EXPECT_EQ(i.rdzv_round, -1);  // not launched by `coretrain run`
+  auto with_round = parse({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"CORETRAIN_RDZV_ROUND", "3"}});
+  EXPECT_EQ(with_round.rdzv_round, 3);
   // A PyTorchJob pod: RANK/WORLD_SIZE only, one process per "node".
   auto p = parse({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "m"}, {"MASTER_PORT", "1234"}});
   EXPECT_EQ(p.local_size, 1);
@@ -105,6 +108,8 @@ TEST(Bootstrap, BadEnvironmentsGiveOneLineErrors) {
   EXPECT_NE(with("LOCAL_RANK", "0").find("should have LOCAL_RANK=1"), std::string::npos);
   EXPECT_NE(with("MASTER_ADDR", "").find("MASTER_ADDR is not set"), std::string::npos);
   EXPECT_NE(with("MASTER_PORT", "70000").find("MASTER_PORT=70000 out of range"), std::string::npos);
+  EXPECT_NE(with("CORETRAIN_RDZV_ROUND", "x").find("CORETRAIN_RDZV_ROUND='x' is not an integer"),
+            std::string::npos);
   EXPECT_NE(error_of({{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}}).find("PMI_RANK=2 out of range"),
             std::string::npos);
   for (auto& [k, v] : std::map<std::string, std::string>{{"WORLD_SIZE", "0"}, {"RANK", "9"}})
@@ -138,6 +143,23 @@ TEST(Bootstrap, StoreRendezvousNamesAbsentRanks) {
     });
   for (auto& t : ts) t.join();
   for (auto& e : errors) EXPECT_NE(e.find("rank(s) 2,3 of 4"), std::string::npos) << e;
+}
+
+// torchrun's static rendezvous: the launcher hosts the store (TORCHELASTIC_USE_AGENT_STORE=True: rank 0 must
+// not bind MASTER_PORT, it is taken), and `coretrain run`'s rendezvous round is part of the key prefix.
+TEST(Bootstrap, AgentStoreKeysCarryTheRendezvousRound) {
+  TcpStoreServer agent(0);
+  test::ForkJob job;
+  job.world = 2;
+  job.port = agent.port();
+  job.run_id = "job7";
+  job.env = {{"TORCHELASTIC_USE_AGENT_STORE", "True"},
+             {"TORCHELASTIC_RESTART_COUNT", "1"},
+             {"CORETRAIN_RDZV_ROUND", "3"}};
+  auto res = test::run_forked(job, [](int) { Bootstrap::from_env(std::chrono::seconds(20)); });
+  for (auto& r : res) EXPECT_EQ(r.exit_code, 0) << "rank " << r.rank << ": " << r.message;
+  auto c = connect_tcp_store("127.0.0.1", agent.port(), std::chrono::seconds(2));
+  EXPECT_TRUE(c->check({"ct/job7.r1.round3/g0/arrive/0", "ct/job7.r1.round3/g0/arrive/1"}));
 }
 
 TEST(Bootstrap, AllRanksAgreeOnNonce) {
