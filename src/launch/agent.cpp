@@ -92,6 +92,31 @@ void wait_until_resolvable(const std::string& host, Clock::time_point deadline, 
   }
 }
 
+// True once something accepts TCP connections at host:port (tried every half second until the deadline).
+bool wait_until_listening(const std::string& host, int port, Clock::time_point deadline) {
+  while (true) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) == 0) {
+      for (addrinfo* a = res; a; a = a->ai_next) {
+        int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        ::close(fd);
+        if (ok) {
+          ::freeaddrinfo(res);
+          return true;
+        }
+      }
+      ::freeaddrinfo(res);
+    }
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+}
+
 std::string format_time(double unix_seconds) {
   std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -252,7 +277,12 @@ class Agent {
       return loop();
     } catch (const Error& e) {
       if (group_) group_->stop(SIGTERM, milliseconds(5000));
-      if (store_lost_)
+      const std::string m = e.what();
+      const bool store_lost =
+          m.find("connection lost") != std::string::npos ||
+          m.find("could not connect") != std::string::npos ||
+          (m.find("timed out") != std::string::npos && m.find("tcp store") != std::string::npos);
+      if (store_lost)
         fail("lost the rendezvous store ", endpoint_,
              " (the agent hosting it exited or its node is gone): ", e.what());
       throw;
@@ -288,13 +318,12 @@ class Agent {
       client_ = comm::connect_tcp_store("127.0.0.1", port, milliseconds(10000));
     } else {
       wait_until_resolvable(host, deadline, "--rdzv-endpoint");
-      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      try {
-        client_ = comm::connect_tcp_store(host, port, std::max(left, milliseconds(1000)));
-      } catch (const Error& e) {
-        fail("rendezvous endpoint ", host, ":", port, " never answered within join_timeout=", c.join_timeout,
-             "s: is `coretrain run` with the same --rdzv-endpoint running on ", host, "? (", e.what(), ")");
-      }
+      // Wait for the host's agent up to join_timeout; after that every store request (and reconnect) is
+      // bounded by read_timeout, so a store that goes away is noticed in seconds, not after join_timeout.
+      CT_CHECK(wait_until_listening(host, port, deadline), "rendezvous endpoint ", host, ":", port,
+               " never answered within join_timeout=", c.join_timeout, "s: is `coretrain run` with the same ",
+               "--rdzv-endpoint running on ", host, "?");
+      client_ = comm::connect_tcp_store(host, port, ms(c.read_timeout));
     }
     endpoint_ = str(host, ":", port);
     master_addr_ = a_.standalone ? "127.0.0.1" : host;
@@ -395,13 +424,7 @@ class Agent {
     int prev_world = -1;
     const milliseconds grace = ms(a_.rdzv_conf.close_timeout);
     while (true) {
-      Round round;
-      try {
-        round = rdzv_->join();
-      } catch (const Error&) {
-        store_lost_ = !store_alive();
-        throw;
-      }
+      Round round = rdzv_->join();
       for (const auto& n : round.nodes)
         if (n.nproc != round.nodes[0].nproc) {
           std::string why = str("node ", n.host, " runs ", n.nproc, " worker(s) and ", round.nodes[0].host,
@@ -424,15 +447,6 @@ class Agent {
       int code = watch(round, grace);
       if (code >= 0) return code;
       rdzv_->advance(round.number);
-    }
-  }
-
-  bool store_alive() {
-    try {
-      client_->check({"/"});
-      return true;
-    } catch (const std::exception&) {
-      return false;
     }
   }
 
@@ -461,16 +475,11 @@ class Agent {
       std::optional<RestartRecord> rec;
       if (st != WorkerGroup::State::running || Clock::now() >= next_store_check) {
         next_store_check = Clock::now() + ms(a_.monitor_interval);
-        try {
-          rec = rdzv_->restart_requested(R);
-          if (auto why = rdzv_->job_failed()) {
-            group_->stop(SIGTERM, grace);
-            fail("the job failed on another node: ", *why);
-          }
-        } catch (const Error& e) {
-          if (store_alive()) throw;
-          store_lost_ = true;
-          throw;
+        rec = rdzv_->restart_requested(R);
+        if (auto why = rdzv_->job_failed()) {
+          group_->stop(SIGTERM, grace);
+          say("the job failed on another node: ", *why);
+          return give_up(R);
         }
       }
       if (st == WorkerGroup::State::succeeded && !rec) {
@@ -503,15 +512,9 @@ class Agent {
       group_->stop(SIGTERM, grace);
       const int failures = failure_count();
       if (rec->counts() && failures > a_.max_restarts) {
-        auto all = rdzv_->failures(R);
-        std::string summary = failure_summary(name_, all);
-        std::fputs(summary.c_str(), stderr);
-        rdzv_->mark_job_failed(
-            all.empty() ? rec->reason : str("rank ", all[0].rank, " on ", all[0].host, ": ", all[0].message));
         say("giving up after ", failures - 1, " restart(s) (--max-restarts ", a_.max_restarts,
             "): ", rec->reason);
-        if (server_) std::this_thread::sleep_for(ms(std::min(2.0, a_.rdzv_conf.close_timeout)));
-        return all.empty() ? 1 : exit_code_of(all[0]);
+        return give_up(R, rec->reason);
       }
       if (rec->counts())
         say("restarting the workers (restart ", failures, " of ", a_.max_restarts, "): ", rec->reason);
@@ -519,6 +522,18 @@ class Agent {
         say("restarting the workers for a membership change (not counted as a failure): ", rec->reason);
       return -1;
     }
+  }
+
+  // The job is over: torchrun's summary of round R's failures (every node's, from the store), the job marked
+  // failed for the nodes still watching, and the root cause's exit code.
+  int give_up(int R, const std::string& reason = "") {
+    auto all = rdzv_->failures(R);
+    std::fputs(failure_summary(name_, all).c_str(), stderr);
+    rdzv_->mark_job_failed(
+        all.empty() ? reason : str("rank ", all[0].rank, " on ", all[0].host, ": ", all[0].message));
+    // The store lives in this process: give the other agents a moment to read why before it goes.
+    if (server_) std::this_thread::sleep_for(ms(std::min(2.0, a_.rdzv_conf.close_timeout)));
+    return all.empty() ? 1 : exit_code_of(all[0]);
   }
 
   const LaunchArgs& a_;
@@ -535,7 +550,6 @@ class Agent {
   std::unique_ptr<Rendezvous> rdzv_;
   std::unique_ptr<WorkerGroup> group_;
   std::string log_root_, temp_logs_;
-  bool store_lost_ = false;
 
  public:
   ~Agent() {
