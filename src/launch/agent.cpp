@@ -53,7 +53,9 @@ milliseconds ms(double seconds) {
   return milliseconds(static_cast<int64_t>(seconds * 1000.0));
 }
 
-// True when host names an address of this machine (binding to it succeeds).
+// True when host names an address of this machine (binding to it succeeds). A pod's own DNS name may not
+// resolve yet when it starts, so the caller first compares host with the hostname (a pod's hostname is its
+// name).
 bool is_local_address(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -303,7 +305,7 @@ class Agent {
     bool hosting = a_.rdzv_backend == "static" ? a_.node_rank == 0
                    : c.is_host >= 0            ? c.is_host == 1
                    : a_.standalone             ? true
-                                               : is_local_address(host);
+                                   : host == h_.hostname || host == "localhost" || is_local_address(host);
     if (hosting) {
       try {
         server_ = std::make_unique<comm::TcpStoreServer>(port);

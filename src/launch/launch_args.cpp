@@ -269,7 +269,13 @@ LaunchArgs parse_launch_args(const std::vector<std::string>& argv, const EnvLook
   for (const Flag& k : kFlags) {
     if (from_cli.count(k.name)) continue;
     std::string pet = pet_name(k.name);
-    if (const char* v = env(pet.c_str()); v && *v) apply(a, k.name, v, pet);
+    const char* v = env(pet.c_str());
+    if (!v) continue;
+    // The operator passes a switch as its bare presence: PET_STANDALONE="" means --standalone.
+    if (!k.takes_value)
+      apply(a, k.name, *v ? v : "1", pet);
+    else if (*v)
+      apply(a, k.name, v, pet);
   }
   for (const auto& [name, value] : cli) apply(a, name, value, "--" + name);
   a.command.assign(argv.begin() + static_cast<long>(i), argv.end());

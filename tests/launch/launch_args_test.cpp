@@ -85,6 +85,16 @@ TEST(LaunchArgs, PetVariablesAsTheOperatorSetsThemCommandLineWins) {
   EXPECT_EQ(a.rdzv_conf.last_call_timeout, 5);
 }
 
+TEST(LaunchArgs, PetSwitchIsItsPresence) {
+  FakeEnv env;
+  env.vars = {{"PET_STANDALONE", ""}, {"PET_NPROC_PER_NODE", "2"}};
+  LaunchArgs a = parse({"qa"}, env);
+  EXPECT_TRUE(a.standalone);
+  EXPECT_EQ(a.rdzv_backend, "c10d");
+  env.vars = {{"PET_RDZV_ID", ""}};
+  EXPECT_EQ(parse({"qa"}, env).rdzv_id, "none");  // an empty value is no value
+}
+
 TEST(LaunchArgs, Standalone) {
   LaunchArgs a = parse({"--standalone", "--nproc-per-node", "2", "qa"});
   EXPECT_EQ(a.rdzv_backend, "c10d");
