@@ -4,14 +4,16 @@
 # built-in demo, tiny; every process under `timeout`, every wait bounded, pids killed on exit (ddp_lib.sh).
 #
 #   stop_resume_ccl / stop_resume_gloo   2 ranks, torchrun-style env launch with that --ddp_backend. An
-#       uninterrupted run of 80 steps is the reference. The same job again; once rank 0 has logged step 10, ONE
-#       rank (rank 1 under ccl, rank 0 under gloo) gets SIGTERM. Both ranks exit 143 within 20 s, rank 0 logs
+#       uninterrupted run of 30 steps is the reference. The same job again; once rank 0 has logged step 8, ONE
+#       rank (rank 1 under ccl, rank 0 under gloo) gets SIGTERM (under gloo both ranks get a second SIGTERM
+#       0.1 s later, during the stop's save or exit). Both ranks exit 143 within 20 s, rank 0 logs
 #       "stopping at step N on SIGTERM: wrote checkpoint-N", checkpoint-N is complete (weights, optimizer,
 #       scheduler, trainer_state at step N, rng_state of both ranks), no temporary folder and no final files
 #       are left. The same command with TORCHELASTIC_RESTART_COUNT=1 and --overwrite_output_dir says it resumes
 #       from checkpoint-N, exits 0 on both ranks, and ends with model.safetensors byte-identical to the
 #       reference and the same log_history (step, loss, grad_norm, learning_rate of every step). Then the
-#       checkpoint resumed by 1 process (CORETRAIN_RDZV_ROUND=1) logs the world-size line and finishes.
+#       checkpoint resumed by 1 process (CORETRAIN_RDZV_ROUND=1, 2 more steps) logs the world-size line and
+#       finishes.
 #   early          1 process, SIGTERM while it is still preparing data (before training): exit 143 within
 #       10 s, no checkpoint and no final files in output_dir.
 #   restart_fresh  TORCHELASTIC_RESTART_COUNT=1 over a non-empty output_dir with no checkpoint (and no
@@ -58,8 +60,9 @@ stop_resume_ccl | stop_resume_gloo)
   BACKEND=${CASE#stop_resume_}
   VICTIM=1
   [ "$BACKEND" = gloo ] && VICTIM=0
-  STEPS=80
-  ARGS=("${DEMO[@]}" --ddp_backend "$BACKEND" --max_steps $STEPS --logging_steps 1)
+  STEPS=30 AT=8
+  BASE=("${DEMO[@]}" --ddp_backend "$BACKEND" --logging_steps 1)
+  ARGS=("${BASE[@]}" --max_steps $STEPS)
   REF=$TMP/ref OUT=$TMP/out
 
   launch ref 2 -- "${ARGS[@]}" --output_dir "$REF"
@@ -68,10 +71,10 @@ stop_resume_ccl | stop_resume_gloo)
 
   launch run1 2 -- "${ARGS[@]}" --output_dir "$OUT" --overwrite_output_dir
   deadline=$(($(date +%s) + 60))
-  until grep -q '"step":10}' "$TMP/run1.0.log" 2>/dev/null; do
+  until grep -q "\"step\":$AT}" "$TMP/run1.0.log" 2>/dev/null; do
     kill -0 "$P0" 2>/dev/null && kill -0 "$P1" 2>/dev/null \
-      || fail "a rank exited before step 10" "$TMP/run1.0.log" "$TMP/run1.1.log"
-    [ "$(date +%s)" -lt "$deadline" ] || fail "no step 10 after 60 s" "$TMP/run1.0.log"
+      || fail "a rank exited before step $AT" "$TMP/run1.0.log" "$TMP/run1.1.log"
+    [ "$(date +%s)" -lt "$deadline" ] || fail "no step $AT after 60 s" "$TMP/run1.0.log"
     sleep 0.05
   done
   eval "vpid=\$P$VICTIM"
@@ -79,9 +82,13 @@ stop_resume_ccl | stop_resume_gloo)
   [ -n "$victim" ] || fail "rank $VICTIM's coretrain process not found under pid $vpid"
   kill -TERM "$victim"
   t0=$(now)
+  if [ "$BACKEND" = gloo ]; then
+    sleep 0.1
+    for p in "$P0" "$P1"; do kill -TERM "$(pgrep -P "$p")" 2>/dev/null || true; done
+  fi
   wait_all run1 2
   took=$(elapsed_since "$t0")
-  echo "SIGTERM to rank $VICTIM at step 10: exits $RC0 $RC1 after $took s"
+  echo "SIGTERM to rank $VICTIM at step $AT: exits $RC0 $RC1 after $took s"
   [ "$RC0" -eq 143 ] && [ "$RC1" -eq 143 ] || fail "exit statuses $RC0 $RC1, expected 143 143" "$TMP/run1.0.log" "$TMP/run1.1.log"
   awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the stop took $took s" "$TMP/run1.0.log"
   line=$(grep -E "^info: stopping at step [0-9]+ on SIGTERM: wrote checkpoint-[0-9]+$" "$TMP/run1.0.log") \
@@ -89,7 +96,7 @@ stop_resume_ccl | stop_resume_gloo)
   N=$(echo "$line" | sed -E 's/.*stopping at step ([0-9]+) .*/\1/')
   [ "$line" = "info: stopping at step $N on SIGTERM: wrote checkpoint-$N" ] || fail "step and checkpoint differ: $line"
   echo "$line"
-  [ "$N" -ge 10 ] && [ "$N" -lt "$STEPS" ] || fail "stopped at step $N, expected 10 <= N < $STEPS"
+  [ "$N" -ge $AT ] && [ "$N" -lt "$STEPS" ] || fail "stopped at step $N, expected $AT <= N < $STEPS"
   grep -q "stopping at step $N on SIGTERM (rank 0 wrote checkpoint-$N)" "$TMP/run1.1.log" \
     || fail "rank 1 does not say it stops at step $N" "$TMP/run1.1.log"
   C=$OUT/checkpoint-$N
@@ -132,7 +139,7 @@ PYEOF
   mkdir -p "$ONE"
   cp -r "$C" "$ONE/"
   RC=0
-  CORETRAIN_RDZV_ROUND=1 timeout -k 5 "$LIMIT" "$BIN" "${ARGS[@]}" --output_dir "$ONE" > "$TMP/one.log" 2>&1 || RC=$?
+  CORETRAIN_RDZV_ROUND=1 timeout -k 5 "$LIMIT" "$BIN" "${BASE[@]}" --max_steps $((N + 2)) --output_dir "$ONE" > "$TMP/one.log" 2>&1 || RC=$?
   [ "$RC" -eq 0 ] || fail "the 1-process resume exited $RC" "$TMP/one.log"
   grep "^info: resuming checkpoint-$N written by 2 ranks with 1 ranks: global batch 32 -> 32 per step (per_device_train_batch_size 32 x 1 x accumulation 1); the epoch's sample order is re-dealt for 1 ranks" \
     "$TMP/one.log" || fail "no world-size line for 2 -> 1 ranks" "$TMP/one.log"
