@@ -88,8 +88,10 @@ pod_killed)
   done
   pod_rc 3
   grep -q "world size 4 -> 3" "$TMP/pod0.log" || fail "no shrink to 3" "$TMP/pod0.log"
-  grep -h "restarting\|world size\|resum\|Continuing" "$TMP/pod0.log"
-  resumed=$(sed -n 's/.*Continuing training from checkpoint.*checkpoint-\([0-9]*\).*/\1/p' "$TMP/pod0.log" | tail -n 1)
+  # Rank 0 (whichever pod it landed on in the new round) says where it resumed from.
+  grep -h "restarting\|world size\|resum\|Continuing" "$TMP/pod0.log" "$TMP/pod1.log" "$TMP/pod2.log"
+  resumed=$(sed -n 's/.*Continuing training from checkpoint.*checkpoint-\([0-9]*\).*/\1/p' \
+    "$TMP/pod0.log" "$TMP/pod1.log" "$TMP/pod2.log" | tail -n 1)
   [ -n "$resumed" ] && [ "$resumed" -ge "$before" ] || fail "resumed from checkpoint-$resumed, older than checkpoint-$before" $(logs)
   [ "$(json "$TMP/pvc/output/trainer_state.json" 'j["global_step"]')" -eq 60 ] || fail "global_step != 60" "$TMP/pod0.log"
   ;;
