@@ -202,6 +202,8 @@ std::map<std::string, std::string> worker_env(const LaunchArgs& args, const Roun
   e["TORCHELASTIC_RUN_ID"] = args.rdzv_id;
   e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
   e["TORCHELASTIC_ERROR_FILE"] = error_file;
+  // Accelerator-only knobs torchrun sets (1.13's name and 2.x's); harmless on CPUs, kept so the env matches.
+  e["NCCL_ASYNC_ERROR_HANDLING"] = "1";
   e["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1";
   e["CORETRAIN_RDZV_ROUND"] = std::to_string(round.number);
   if (omp_threads > 0) e["OMP_NUM_THREADS"] = std::to_string(omp_threads);
@@ -365,14 +367,13 @@ class Agent {
     if (log_root_.empty()) {
       std::string base = a_.log_dir;
       if (base.empty()) {
+        // torchrun's layout: error files under a temporary folder when no --log-dir is given.
         char tmpl[] = "/tmp/coretrain_run_XXXXXX";
         CT_CHECK(::mkdtemp(tmpl), "cannot create a log directory under /tmp: ", std::strerror(errno));
         base = tmpl;
         temp_logs_ = base;
-        log_root_ = base;
-      } else {
-        log_root_ = str(base, "/", a_.rdzv_id, "_", ::getpid());
       }
+      log_root_ = str(base, "/", a_.rdzv_id, "_", ::getpid());
       if (!a_.log_dir.empty()) say("worker logs under ", log_root_);
     }
     return str(log_root_, "/attempt_", round);
