@@ -280,7 +280,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   const uint64_t seed = static_cast<uint64_t>(t.seed);
   const int64_t global_batch = t.per_device_train_batch_size * dist_.world * accum;
   double step_comm_s = 0;   // gradient communication backward did not hide
-  int64_t saved_step = -1;  // the step of the last checkpoint this run wrote
+  int64_t saved_step = -1;  // the step of the last resumable checkpoint this run wrote
 
   // From here to the loop's end a stop signal only sets a flag; each step's loss all-reduce carries it, so
   // every rank stops after the same step.
@@ -371,7 +371,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
                             (t.save_strategy == "epoch" && epoch_end);
       if (save_now) {
         save_checkpoint(schedule);
-        saved_step = state_.global_step;
+        if (!t.save_only_model) saved_step = state_.global_step;  // a stop there can resume from it
       }
       flush_lines();
       if (agreed.stop_signal) {
