@@ -20,7 +20,8 @@
 #   join_timeout   --nnodes 2 with one agent, join_timeout=2: exit non-zero within seconds saying 1 of min 2
 #                  nodes joined and from where.
 #   no_endpoint    an endpoint nobody serves, and a host name that never resolves: one-line errors, bounded.
-#   sigterm        SIGTERM to the agent mid-training: forwarded, the agent exits 143, no worker left behind.
+#   sigterm        SIGTERM to the agent mid-training: forwarded, the workers write a checkpoint and stop, the agent
+#                  exits 143, no worker left behind; the same command resumes from that checkpoint and finishes.
 #   store_lost     the agent hosting the store gets SIGKILL: the other agent stops its worker and exits non-zero
 #                  saying the rendezvous store is lost, bounded.
 source "$(dirname "$0")/../train/ddp_lib.sh"
@@ -50,12 +51,19 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
     sleep 0.1
   done
 }
-no_leftovers() {  # no coretrain process of this test left (workers die with their agents)
+RID="ct$$"  # the job's rendezvous id: names its shared-memory segments, so leftovers are told from other tests
+SHM_BEFORE=$(ls /dev/shm | grep '^ct-' | sort || true)
+no_leftovers() {  # no coretrain process of this test left (workers die with their agents), no new shm segment
   sleep 0.5
   if pgrep -f -- "--output_dir $TMP/" > /dev/null; then
     pgrep -af -- "--output_dir $TMP/" >&2
     fail "worker processes left behind"
   fi
+  local new
+  new=$(comm -13 <(echo "$SHM_BEFORE") <(ls /dev/shm | grep '^ct-' | sort || true))
+  # Another test running at the same time may own a segment: only ours (named with this job's run id) count.
+  new=$(echo "$new" | grep -e "$RID" -e standalone || true)
+  [ -z "$new" ] || fail "shared-memory segments left in /dev/shm: $new"
 }
 step_of() { json "$1/trainer_state.json" 'j["global_step"]'; }
 
@@ -79,7 +87,7 @@ two_agents)
   pick_port
   for n in 0 1; do
     start_agent "$TMP/a$n.log" --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id two --rdzv-conf "$FAST" \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
       "${DEMO[@]}" --max_steps 20 --output_dir "$TMP/out"
     eval "A$n=\$LAST_PID"
   done
@@ -96,7 +104,7 @@ worker_killed | no_restarts)
   pick_port
   for n in 0 1; do
     start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id kill --max-restarts $restarts --rdzv-conf "$FAST" \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts $restarts --rdzv-conf "$FAST" \
       "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
     eval "A$n=\$LAST_PID"
   done
@@ -138,7 +146,7 @@ agent_killed)
   pick_port
   for n in 0 1; do
     start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id lost --max-restarts 3 --rdzv-conf "$FAST" \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 3 --rdzv-conf "$FAST" \
       "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
     eval "A$n=\$LAST_PID"
   done
@@ -157,7 +165,7 @@ agent_killed)
   ;;
 scale_up)
   pick_port
-  args=(--nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id grow
+  args=(--nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID"
         --rdzv-conf "$FAST" "${DEMO[@]}" --max_steps 80 --save_strategy steps --save_steps 10
         --output_dir "$TMP/out")
   start_agent "$TMP/a0.log" "${args[@]}"
@@ -198,8 +206,9 @@ no_endpoint)
   grep -q "no-such-host.invalid' did not resolve" "$TMP/b.log" || fail "no clear error" "$TMP/b.log"
   ;;
 sigterm)
-  start_agent "$TMP/a.log" --standalone --nproc-per-node 2 "${DEMO[@]}" --max_steps 400 --save_strategy steps \
-    --save_steps 1000 --output_dir "$TMP/out"
+  args=(--standalone --nproc-per-node 2 "${DEMO[@]}" --max_steps 200 --save_strategy steps --save_steps 1000
+        --output_dir "$TMP/out")
+  start_agent "$TMP/a.log" "${args[@]}"
   A=$LAST_PID
   wait_for 60 "training steps" grep -q "\"step\":10}" "$TMP/a.log"
   kill -TERM "$(agent_of "$A")"
@@ -207,12 +216,22 @@ sigterm)
   [ "$RC" -eq 143 ] || fail "agent exited $RC, expected 143" "$TMP/a.log"
   grep -q "received SIGTERM: forwarding" "$TMP/a.log" || fail "the signal was not forwarded" "$TMP/a.log"
   no_leftovers
+  # The workers wrote a checkpoint on the way out (save_steps 1000 would have written none); the same command
+  # resumes from it and finishes.
+  ckpt=$(ls -d "$TMP"/out/checkpoint-* 2>/dev/null | tail -n 1)
+  [ -n "$ckpt" ] || fail "no checkpoint written on SIGTERM" "$TMP/a.log"
+  echo "SIGTERM: the workers wrote ${ckpt##*/}"
+  start_agent "$TMP/b.log" "${args[@]}"
+  wait_rc "$LAST_PID"
+  [ "$RC" -eq 0 ] || fail "the rerun exited $RC" "$TMP/b.log"
+  grep -q "Continuing training from checkpoint.*${ckpt##*/}" "$TMP/b.log" || fail "the rerun did not resume" "$TMP/b.log"
+  [ "$(step_of "$TMP/out")" -eq 200 ] || fail "global_step is not 200" "$TMP/b.log"
   ;;
 store_lost)
   pick_port
   for n in 0 1; do
     start_agent "$TMP/a$n.log" --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id host --rdzv-conf "$FAST" \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
       "${DEMO[@]}" --max_steps 400 --output_dir "$TMP/out"
     eval "A$n=\$LAST_PID"
   done
