@@ -22,6 +22,9 @@
 #   no_endpoint    an endpoint nobody serves, and a host name that never resolves: one-line errors, bounded.
 #   sigterm        SIGTERM to the agent mid-training: forwarded, the workers write a checkpoint and stop, the agent
 #                  exits 143, no worker left behind; the same command resumes from that checkpoint and finishes.
+#   node_leaving   elastic 1:2, --max-restarts 0, SIGTERM to one agent (a pod being evicted): the workers of both
+#                  nodes stop together with a checkpoint, that agent exits 143, the other restarts alone (a
+#                  membership change, not a failure), resumes from that checkpoint and finishes.
 #   store_lost     the agent hosting the store gets SIGKILL: the other agent stops its worker and exits non-zero
 #                  saying the rendezvous store is lost, bounded.
 source "$(dirname "$0")/../train/ddp_lib.sh"
@@ -226,6 +229,29 @@ sigterm)
   [ "$RC" -eq 0 ] || fail "the rerun exited $RC" "$TMP/b.log"
   grep -q "Continuing training from checkpoint.*${ckpt##*/}" "$TMP/b.log" || fail "the rerun did not resume" "$TMP/b.log"
   [ "$(step_of "$TMP/out")" -eq 200 ] || fail "global_step is not 200" "$TMP/b.log"
+  ;;
+node_leaving)
+  pick_port
+  for n in 0 1; do
+    start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 0 --rdzv-conf "$FAST" \
+      "${DEMO[@]}" --max_steps 150 --save_strategy steps --save_steps 1000 --output_dir "$TMP/out"
+    eval "A$n=\$LAST_PID"
+  done
+  wait_for 60 "training steps" grep -q "\"step\":10}" "$TMP/a0.log" "$TMP/a1.log"
+  H=0 V=1
+  grep -q "(hosted here)" "$TMP/a0.log" || { H=1 V=0; }
+  eval "hpid=\$A$H vpid=\$A$V"
+  kill -TERM "$(agent_of "$vpid")"
+  wait_rc "$vpid"
+  [ "$RC" -eq 143 ] || fail "the stopped agent exited $RC, expected 143" "$TMP/a$V.log"
+  wait_rc "$hpid"
+  [ "$RC" -eq 0 ] || fail "the remaining agent exited $RC (max-restarts 0: leaving must not count)" "$TMP/a$H.log"
+  grep -q "membership change (not counted as a failure)" "$TMP/a$H.log" || fail "no membership restart" "$TMP/a$H.log"
+  grep -q "world size 2 -> 1" "$TMP/a$H.log" || fail "no shrink to 1" "$TMP/a$H.log"
+  grep -q "Continuing training from checkpoint" "$TMP/a$H.log" || fail "did not resume from the stop's checkpoint" "$TMP/a$H.log"
+  [ "$(step_of "$TMP/out")" -eq 150 ] || fail "global_step is not 150" "$TMP/a$H.log"
+  no_leftovers
   ;;
 store_lost)
   pick_port
