@@ -150,8 +150,8 @@ def check_pytorchjob(path, known, coretrain, pvc_name):
     for k, v in {"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 4, "maxRestarts": 10}.items():
         check(ep.get(k) == v, f"{path}: elasticPolicy.{k} is {ep.get(k)!r}, want {v!r}")
     nproc = str(spec.get("nprocPerNode", ""))
-    check(nproc.isdigit(), f"{path}: spec.nprocPerNode {nproc!r} (the operator's default 'auto' means one process "
-          "per CPU on CPU nodes)")
+    check(nproc.isdigit(), f"{path}: spec.nprocPerNode {nproc!r} (without it the operator sends 'auto': one "
+          "process per CPU for torchrun, per NUMA node for coretrain run; say how many)")
     check("nProcPerNode" not in ep, f"{path}: elasticPolicy.nProcPerNode is deprecated and forbidden beside "
           "spec.nprocPerNode")
     rs = spec["pytorchReplicaSpecs"]
@@ -166,6 +166,12 @@ def check_pytorchjob(path, known, coretrain, pvc_name):
     check(cmd[:2] == ["coretrain", "run"], f"{path}: command starts {cmd[:3]}, want coretrain run ...")
     if check("qa" in cmd, f"{path}: no qa subcommand in {cmd}"):
         check_qa_args(path, cmd[cmd.index("qa") + 1:], known, coretrain)
+        launcher = [a for a in cmd[2:cmd.index("qa")] if a.startswith("-")]
+        r = subprocess.run([coretrain, "run", "--help"], capture_output=True, text=True, timeout=60)
+        if check(r.returncode == 0, f"`coretrain run --help` failed (exit {r.returncode}): {r.stderr[-200:]}"):
+            run_flags = set(re.findall(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)", r.stdout + r.stderr))
+            for f in launcher:
+                check(f.split("=")[0] in run_flags, f"{path}: launcher flag {f} is not in `coretrain run --help`")
     ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
     check(ports.get("pytorchjob-port") is not None, f"{path}: no container port named pytorchjob-port "
           "(the rendezvous port the operator puts in PET_RDZV_ENDPOINT)")

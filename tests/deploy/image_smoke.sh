@@ -5,17 +5,19 @@
 #   2. localhost/coretrain qa --demo ... --max_steps 5                  (one process, as the non-root user)
 #   3. mpiexec -n 2 coretrain qa --demo ...                              (two ranks in one container, shared memory)
 #   4. an MPIJob played by hand: two "worker pods" (coretrain-mpi containers running the non-root sshd on port 2222,
-#      ssh key mounted read-only at /home/coretrain/.ssh as the MPI Operator's Secret is) in two network namespaces
-#      joined by a veth, and a "launcher" container running `mpirun -n 2 -ppn 1 coretrain qa --demo ...` with
-#      HYDRA_HOST_FILE / HYDRA_LAUNCH_EXTRA_ARGS as the operator sets them: Hydra reaches the workers over ssh.
-# usage: sudo tests/deploy/image_smoke.sh [--tag localhost/coretrain] [--skip-mpijob]
+#      ssh key mounted read-only at /home/coretrain/.ssh as the MPI Operator's Secret is) in two network namespaces,
+#      and a "launcher" container running `mpirun -n 2 -ppn 1 coretrain qa --demo ...` with HYDRA_HOST_FILE /
+#      HYDRA_LAUNCH_EXTRA_ARGS as the operator sets them: Hydra reaches the workers over ssh.
+#   5. the PyTorchJob played: 4 "pods" (containers of the image in 4 network namespaces on a bridge, hostname = pod
+#      name), each running the manifest's `coretrain run qa ...` with the env the training operator injects.
+# usage: sudo tests/deploy/image_smoke.sh [--tag localhost/coretrain] [--skip-pods]
 set -uo pipefail
-tag=localhost/coretrain skip_mpijob=0
+tag=localhost/coretrain skip_pods=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag=$2; shift ;;
-    --skip-mpijob) skip_mpijob=1 ;;
-    *) echo "usage: $0 [--tag IMAGE] [--skip-mpijob]" >&2; exit 2 ;;
+    --skip-pods) skip_pods=1 ;;
+    *) echo "usage: $0 [--tag IMAGE] [--skip-pods]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -43,66 +45,83 @@ step demo-mpiexec-2ranks "${P[@]}" run --rm "${U[@]}" --network none --entrypoin
   -n 2 -genv OMP_NUM_THREADS 1 coretrain "${DEMO[@]}"
 step whoami "${P[@]}" run --rm "${U[@]}" --network none --entrypoint id "$tag"
 
-if [ $skip_mpijob -eq 0 ]; then
-  # Names and addresses of this script only (other tests use ctA/ctB and 10.77.0.0/24).
-  nsA=ctdeployA nsB=ctdeployB ipA=10.79.0.1 ipB=10.79.0.2 job=coretrain-qa-mpi
+if [ $skip_pods -eq 0 ]; then
+  # "Pods": network namespaces ctdeploy0..3 (10.79.0.1-4) on a bridge in ctdeployh; names and addresses of this
+  # script only (other tests use ctA/ctB, 10.77.0.0/24 and their own prefixes).
+  NS=ctdeploy SUB=10.79.0
   keys=$(mktemp -d /tmp/image-smoke-keys.XXXXXX)
+  pvc=$(mktemp -d /tmp/image-smoke-pvc.XXXXXX)
   cleanup() {
-    "${P[@]}" rm -f -t 2 "$job-worker-0" "$job-worker-1" >/dev/null 2>&1
-    ip netns del $nsA 2>/dev/null; ip netns del $nsB 2>/dev/null
-    rm -rf "$keys"
+    local c
+    for c in $("${P[@]}" ps -a --format '{{.Names}}' | grep -E '^coretrain-qa(-mpi)?-worker-[0-9]$'); do
+      "${P[@]}" rm -f -t 2 "$c" >/dev/null 2>&1
+    done
+    for n in h 0 1 2 3; do ip netns del $NS$n 2>/dev/null; done
+    rm -rf "$keys" "$pvc"
   }
   trap cleanup EXIT
-  cleanup; keys=$(mktemp -d /tmp/image-smoke-keys.XXXXXX)
-  # The Secret the operator mounts: id_rsa, id_rsa.pub, authorized_keys, owned by root, default mode 0644.
+  for n in h 0 1 2 3; do ip netns del $NS$n 2>/dev/null; done
+  ip netns add ${NS}h
+  ip netns exec ${NS}h ip link add br0 type bridge && ip netns exec ${NS}h ip link set br0 up
+  for i in 0 1 2 3; do
+    ip netns add $NS$i
+    ip link add vd$i type veth peer name pd$i
+    ip link set vd$i netns $NS$i; ip link set pd$i netns ${NS}h
+    ip netns exec ${NS}h ip link set pd$i master br0 up
+    ip netns exec $NS$i ip addr add $SUB.$((i + 1))/24 dev vd$i
+    ip netns exec $NS$i ip link set lo up; ip netns exec $NS$i ip link set vd$i up
+  done
+
+  # 4. MPIJob (deploy/k8s/mpijob.yaml, 2 workers): the ssh key Secret the operator mounts (id_rsa, id_rsa.pub,
+  #    authorized_keys; owned by root, default mode 0644), the hostfile it writes, the launcher env it sets.
+  job=coretrain-qa-mpi
   ssh-keygen -q -t rsa -b 2048 -N "" -f "$keys/id_rsa" && cp "$keys/id_rsa.pub" "$keys/authorized_keys"
   chmod 0644 "$keys"/*; chmod 0755 "$keys"
-  ip netns add $nsA; ip netns add $nsB
-  ip link add vdA type veth peer name vdB
-  ip link set vdA netns $nsA; ip link set vdB netns $nsB
-  ip netns exec $nsA ip addr add $ipA/24 dev vdA; ip netns exec $nsB ip addr add $ipB/24 dev vdB
-  for n in $nsA $nsB; do ip netns exec $n ip link set lo up; done
-  ip netns exec $nsA ip link set vdA up; ip netns exec $nsB ip link set vdB up
-  hosts=(--add-host "$job-worker-0:$ipA" --add-host "$job-worker-1:$ipB" --add-host "$job-launcher:$ipA")
-  # Hostfile lines as the operator writes them for MPICH (<worker>.<job>.<ns>.svc:<slots>; short names here).
+  hosts=(--add-host "$job-worker-0:$SUB.1" --add-host "$job-worker-1:$SUB.2" --add-host "$job-launcher:$SUB.1")
   printf '%s:1\n%s:1\n' "$job-worker-0" "$job-worker-1" > "$keys/hostfile"
   for i in 0 1; do
-    ns=$nsA; [ $i -eq 1 ] && ns=$nsB
     "${P[@]}" run -d "${U[@]}" --name "$job-worker-$i" --hostname "$job-worker-$i" "${hosts[@]}" \
-      --network ns:/run/netns/$ns --shm-size 256m -v "$keys:/home/coretrain/.ssh:ro" \
+      --network ns:/run/netns/$NS$i --shm-size 256m -v "$keys:/home/coretrain/.ssh:ro" \
       --entrypoint /usr/sbin/sshd "$tag-mpi" -De -f /home/coretrain/.sshd_config >/dev/null
   done
   sleep 2
   step mpijob-2pods "${P[@]}" run --rm "${U[@]}" --hostname "$job-launcher" "${hosts[@]}" \
-    --network ns:/run/netns/$nsA -v "$keys:/home/coretrain/.ssh:ro" -v "$keys/hostfile:/etc/mpi/hostfile:ro" \
+    --network ns:/run/netns/${NS}0 -v "$keys:/home/coretrain/.ssh:ro" -v "$keys/hostfile:/etc/mpi/hostfile:ro" \
     -e K_MPI_JOB_ROLE=launcher -e HYDRA_HOST_FILE=/etc/mpi/hostfile \
     -e "HYDRA_LAUNCH_EXTRA_ARGS=-o ConnectionAttempts=10" \
     --entrypoint mpirun "$tag-mpi" -n 2 -ppn 1 -genv OMP_NUM_THREADS 1 coretrain "${DEMO[@]}"
-  ip netns exec $nsA ip -s link show vdA | sed -n '3,6p' | sed 's/^/   veth vdA: /'
-  for i in 0 1; do "${P[@]}" logs "$job-worker-$i" 2>&1 | tail -n 3 | sed "s/^/   worker-$i sshd: /"; done
-  "${P[@]}" rm -f -t 2 "$job-worker-0" "$job-worker-1" >/dev/null 2>&1
+  ip netns exec ${NS}0 ip -s link show vd0 | sed -n '3,6p' | sed 's/^/   veth of pod 0: /'
+  for i in 0 1; do "${P[@]}" logs "$job-worker-$i" 2>&1 | tail -n 1 | sed "s/^/   worker-$i sshd: /"; done
+  for i in 0 1; do "${P[@]}" rm -f -t 2 "$job-worker-$i" >/dev/null 2>&1; done
 
-  # 5. What `coretrain run` starts in each PyTorchJob pod once the rendezvous is done: one rank per "pod", torchrun
-  #    env (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=worker 0's name, MASTER_PORT), Gloo between
-  #    the pods; the two containers are started together, each in its namespace with the pod's hostname.
+  # 5. PyTorchJob (deploy/k8s/pytorchjob.yaml, all 4 workers): each pod's command and env as the training
+  #    operator makes them (tests/launch/pytorchjob_pods.py, rules in docs/kubernetes.md; generated data instead of
+  #    the SQuAD/model flags, OMP_NUM_THREADS=1 for this machine), hostname = pod name, the Service name
+  #    coretrain-qa-worker-0 -> pod 0's address, a host folder as the PVC at /tmp/pvc-mount. Pod 0 starts last.
   pj=coretrain-qa
-  phosts=(--add-host "$pj-worker-0:$ipA" --add-host "$pj-worker-1:$ipB")
-  envlaunch() {
-    local pids=() rc=0 i ns
-    for i in 0 1; do
-      ns=$nsA; [ $i -eq 1 ] && ns=$nsB
-      "${P[@]}" run --rm "${U[@]}" --name "$pj-worker-$i" --hostname "$pj-worker-$i" "${phosts[@]}" \
-        --network ns:/run/netns/$ns --shm-size 256m -e RANK=$i -e WORLD_SIZE=2 -e LOCAL_RANK=0 \
-        -e LOCAL_WORLD_SIZE=1 -e MASTER_ADDR=$pj-worker-0 -e MASTER_PORT=29500 -e OMP_NUM_THREADS=1 \
-        -e CCL_WORKER_COUNT=1 "$tag" "${DEMO[@]}" > "/tmp/image-smoke.$$.rank$i" 2>&1 &
-      pids+=($!)
+  chown 1000:1000 "$pvc"
+  /usr/bin/python3 "$(dirname "$0")/../launch/pytorchjob_pods.py" "$(dirname "$0")/../../deploy/k8s/pytorchjob.yaml" \
+    "$pvc/pods" --omp 1 --demo "--demo --demo_train_paragraphs 200 --demo_eval_paragraphs 20 --disable_tqdm \
+    --per_device_train_batch_size 4 --max_steps 40 --save_steps 10 --logging_steps 10" >/dev/null
+  pytorchjob() {
+    local i pids=() rc=0 cmd
+    for i in 3 2 1 0; do
+      mapfile -d '' -t cmd < "$pvc/pods/pod$i.cmd"
+      [ "$i" -eq 0 ] && sleep 2
+      "${P[@]}" run --rm "${U[@]}" --name "$pj-worker-$i" --hostname "$pj-worker-$i" \
+        --add-host "$pj-worker-0:$SUB.1" --network ns:/run/netns/$NS$i --shm-size 256m \
+        --env-file "$pvc/pods/pod$i.env" -v "$pvc:/tmp/pvc-mount" --entrypoint "${cmd[0]}" "$tag" "${cmd[@]:1}" \
+        > "$pvc/pod$i.log" 2>&1 &
+      pids[$i]=$!
     done
-    for i in 0 1; do wait "${pids[$i]}" || rc=1; done
-    cat "/tmp/image-smoke.$$.rank0"; grep -- "error" "/tmp/image-smoke.$$.rank1"
-    rm -f "/tmp/image-smoke.$$.rank"*
+    for i in 0 1 2 3; do wait "${pids[$i]}" || { echo "pod $i exited $?"; rc=1; }; done
+    grep -h -E "round|world size|hosted|-> node|demo:" "$pvc/pod0.log" | head -n 12
+    grep -h -i "error" "$pvc"/pod*.log | head -n 5
+    ls "$pvc/output"
     return $rc
   }
-  step envlaunch-2pods envlaunch
+  step pytorchjob-4pods pytorchjob
+  head -n 20 "$pvc/pods/pod1.env" | grep -E "^PET_|^PYTHON" | sed 's/^/   pod 1 env: /'
 fi
 echo "image_smoke: $fails step(s) failed"
 [ $fails -eq 0 ]
