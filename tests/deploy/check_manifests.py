@@ -137,6 +137,16 @@ def check_pod(where, spec, need_pvc=True):
         return v.get("persistentVolumeClaim", {}).get("claimName")
 
 
+def check_cache_volume(path, cache, pod):
+    """Every pod's local rank 0 writes the feature cache (HF_DATASETS_CACHE): it must be a per-pod emptyDir, not the
+    shared PVC, where the pods' temporary files (named by PID, equal across PID namespaces) collide."""
+    mounts = {m["mountPath"]: m["name"] for m in pod["containers"][0].get("volumeMounts", [])}
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    vol = next((vols.get(n, {}) for mp, n in mounts.items() if cache == mp or cache.startswith(mp + "/")), {})
+    check(cache and "emptyDir" in vol, f"{path}: HF_DATASETS_CACHE {cache!r} is not on a per-pod emptyDir (on the "
+          "shared PVC the pods' cache writes collide)")
+
+
 def env_of(container):
     return {e["name"]: e.get("value") for e in container.get("env", [])}
 
@@ -177,8 +187,9 @@ def check_pytorchjob(path, known, coretrain, pvc_name):
           "(the rendezvous port the operator puts in PET_RDZV_ENDPOINT)")
     env = env_of(c)
     check(env.get("CCL_WORKER_COUNT") is not None, f"{path}: env CCL_WORKER_COUNT missing")
-    for k in ("HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
+    for k in ("HF_HOME", "TRANSFORMERS_CACHE"):
         check((env.get(k) or "").startswith(PVC_MOUNT + "/"), f"{path}: env {k}={env.get(k)!r} not on the PVC")
+    check_cache_volume(path, env.get("HF_DATASETS_CACHE") or "", pod)
     for k in env:
         check(not k.startswith("PET_"), f"{path}: env {k} set by hand (the operator appends its own PET_ "
               "variables and the last one wins)")
@@ -227,8 +238,9 @@ def check_mpijob(path, known, coretrain, pvc_name, docker):
         check_qa_args(path, qa_args, known, coretrain)
         genv = {cmd[j + 1]: cmd[j + 2] for j in range(i) if cmd[j] == "-genv"}
         check("CCL_WORKER_COUNT" in genv, f"{path}: -genv CCL_WORKER_COUNT missing")
-        for k in ("HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
+        for k in ("HF_HOME", "TRANSFORMERS_CACHE"):
             check(genv.get(k, "").startswith(PVC_MOUNT + "/"), f"{path}: -genv {k} missing or not on the PVC")
+        check_cache_volume(path, genv.get("HF_DATASETS_CACHE", ""), w["template"]["spec"])
         if "OMP_NUM_THREADS" in genv:
             cpu = quantity(w["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"])
             check(slots * int(genv["OMP_NUM_THREADS"]) == cpu,

@@ -95,14 +95,20 @@ if [ $skip_pods -eq 0 ]; then
   for i in 0 1; do "${P[@]}" rm -f -t 2 "$job-worker-$i" >/dev/null 2>&1; done
 
   # 5. PyTorchJob (deploy/k8s/pytorchjob.yaml, all 4 workers): each pod's command and env as the training
-  #    operator makes them (tests/launch/pytorchjob_pods.py, rules in docs/kubernetes.md; generated data instead of
-  #    the SQuAD/model flags, OMP_NUM_THREADS=1 for this machine), hostname = pod name, the Service name
-  #    coretrain-qa-worker-0 -> pod 0's address, a host folder as the PVC at /tmp/pvc-mount. Pod 0 starts last.
+  #    operator makes them (tests/launch/pytorchjob_pods.py, rules in docs/kubernetes.md), hostname = pod name, the
+  #    Service name coretrain-qa-worker-0 -> pod 0's address, a host folder as the PVC at /tmp/pvc-mount, pod 0
+  #    started last. What this machine lacks is substituted: the SQuAD/model flags by the demo's generated data and
+  #    config (made first, by one container, onto the "PVC": with --demo every pod's local rank 0 would write it
+  #    into the shared output_dir, and their temporary files collide, see docs/containers.md), OMP_NUM_THREADS=1.
   pj=coretrain-qa
   chown 1000:1000 "$pvc"
+  "${P[@]}" run --rm "${U[@]}" --network none -v "$pvc:/tmp/pvc-mount" "$tag" qa --demo \
+    --demo_train_paragraphs 200 --demo_eval_paragraphs 20 --max_steps 1 --output_dir /tmp/pvc-mount/gen >/dev/null 2>&1
+  D=/tmp/pvc-mount/gen/demo_data
   /usr/bin/python3 "$(dirname "$0")/../launch/pytorchjob_pods.py" "$(dirname "$0")/../../deploy/k8s/pytorchjob.yaml" \
-    "$pvc/pods" --omp 1 --demo "--demo --demo_train_paragraphs 200 --demo_eval_paragraphs 20 --disable_tqdm \
-    --per_device_train_batch_size 4 --max_steps 40 --save_steps 10 --logging_steps 10" >/dev/null
+    "$pvc/pods" --omp 1 --demo "--config_name $D --tokenizer_name $D --train_file $D/train.json \
+    --validation_file $D/dev.json --max_seq_length 192 --doc_stride 64 --per_device_train_batch_size 4 \
+    --max_steps 40 --save_steps 10 --logging_steps 10 --disable_tqdm" >/dev/null
   pytorchjob() {
     local i pids=() rc=0 cmd
     for i in 3 2 1 0; do
@@ -115,9 +121,10 @@ if [ $skip_pods -eq 0 ]; then
       pids[$i]=$!
     done
     for i in 0 1 2 3; do wait "${pids[$i]}" || { echo "pod $i exited $?"; rc=1; }; done
-    grep -h -E "round|world size|hosted|-> node|demo:" "$pvc/pod0.log" | head -n 12
+    grep -h -E "round|world size|hosted|-> node|eval_f1|train_runtime" "$pvc/pod0.log" | head -n 12
     grep -h -i "error" "$pvc"/pod*.log | head -n 5
-    ls "$pvc/output"
+    ls "$pvc/output" | tr '\n' ' '; echo
+    [ -f "$pvc/output/model.safetensors" ] && grep -q '"global_step": *40' "$pvc/output/trainer_state.json" || rc=1
     return $rc
   }
   step pytorchjob-4pods pytorchjob
