@@ -1,6 +1,7 @@
 #include "core/fs.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,9 +33,12 @@ void fsync_path(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail(tmp, ": cannot create (", std::strerror(errno), ")");
+  // A unique temporary name (mkstemp), not one derived from the pid: pods have their own pid namespaces, so
+  // writers on a shared volume (every node's feature cache on one PVC) can have the same pid.
+  std::string tmp = path + ".tmp-XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) fail(path, ": cannot create a temporary file beside it (", std::strerror(errno), ")");
+  ::fchmod(fd, 0644);
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
