@@ -138,13 +138,9 @@ def check_pod(where, spec, need_pvc=True):
 
 
 def check_cache_volume(path, cache, pod):
-    """Every pod's local rank 0 writes the feature cache (HF_DATASETS_CACHE): it must be a per-pod emptyDir, not the
-    shared PVC, where the pods' temporary files (named by PID, equal across PID namespaces) collide."""
-    mounts = {m["mountPath"]: m["name"] for m in pod["containers"][0].get("volumeMounts", [])}
-    vols = {v["name"]: v for v in pod.get("volumes", [])}
-    vol = next((vols.get(n, {}) for mp, n in mounts.items() if cache == mp or cache.startswith(mp + "/")), {})
-    check(cache and "emptyDir" in vol, f"{path}: HF_DATASETS_CACHE {cache!r} is not on a per-pod emptyDir (on the "
-          "shared PVC the pods' cache writes collide)")
+    """The feature cache (HF_DATASETS_CACHE) is shared on the PVC as the seed's job keeps HF's caches: built once,
+    read by later pods and restarts (concurrent writers are safe: unique temporary names, then rename)."""
+    check(cache.startswith(PVC_MOUNT + "/"), f"{path}: HF_DATASETS_CACHE {cache!r} is not on the PVC")
 
 
 def env_of(container):
