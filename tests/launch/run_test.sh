@@ -43,6 +43,20 @@ start_agent() {
   LAST_PID=$!
   PIDS="$PIDS $LAST_PID"
 }
+# start_two ARGS...: two agents with the same flags (logs a0.log, a1.log; pids A0, A1), as on two nodes.
+start_two() {
+  local n
+  for n in 0 1; do
+    start_agent "$TMP/a$n.log" "$@"
+    eval "A$n=\$LAST_PID"
+  done
+}
+# host_and_other: H = the agent hosting the store (whichever bound the port first), V = the other; pids hpid, vpid.
+host_and_other() {
+  H=0 V=1
+  grep -q "(hosted here)" "$TMP/a0.log" || { H=1 V=0; }
+  eval "hpid=\$A$H vpid=\$A$V"
+}
 agent_of() { pgrep -P "$1" | head -n 1; }     # the coretrain run process under a timeout wrapper
 workers_of() { pgrep -P "$(agent_of "$1")" || true; }
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
@@ -88,12 +102,9 @@ standalone)
   ;;
 two_agents)
   pick_port
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
-      "${DEMO[@]}" --max_steps 20 --output_dir "$TMP/out"
-    eval "A$n=\$LAST_PID"
-  done
+  start_two --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
+    "${DEMO[@]}" --max_steps 20 --output_dir "$TMP/out"
   wait_rc "$A0"; rc0=$RC
   wait_rc "$A1"; rc1=$RC
   [ "$rc0" -eq 0 ] && [ "$rc1" -eq 0 ] || fail "agents exited $rc0 / $rc1" "$TMP/a0.log" "$TMP/a1.log"
@@ -105,12 +116,9 @@ worker_killed | no_restarts)
   restarts=2
   [ "$CASE" = no_restarts ] && restarts=0
   pick_port
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts $restarts --rdzv-conf "$FAST" \
-      "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
-    eval "A$n=\$LAST_PID"
-  done
+  start_two --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts $restarts --rdzv-conf "$FAST" \
+    "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
   wait_for 60 "checkpoint-20" test -d "$TMP/out/checkpoint-20"
   victim=$(workers_of "$A1")
   [ -n "$victim" ] || fail "no worker under the second agent" "$TMP/a1.log"
@@ -147,17 +155,11 @@ worker_error)
   ;;
 agent_killed)
   pick_port
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 3 --rdzv-conf "$FAST" \
-      "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
-    eval "A$n=\$LAST_PID"
-  done
+  start_two --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 3 --rdzv-conf "$FAST" \
+    "${DEMO[@]}" --max_steps 60 --save_strategy steps --save_steps 10 --output_dir "$TMP/out"
   wait_for 60 "checkpoint-20" test -d "$TMP/out/checkpoint-20"
-  # Kill the agent that does not host the store (whichever bound the port first hosts it).
-  H=0 V=1
-  grep -q "(hosted here)" "$TMP/a0.log" || { H=1 V=0; }
-  eval "hpid=\$A$H vpid=\$A$V"
+  host_and_other  # kill the agent that does not host the store
   kill -9 "$(agent_of "$vpid")"
   wait_rc "$hpid"
   [ "$RC" -eq 0 ] || fail "the surviving agent exited $RC" "$TMP/a$H.log"
@@ -232,16 +234,11 @@ sigterm)
   ;;
 node_leaving)
   pick_port
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 0 --rdzv-conf "$FAST" \
-      "${DEMO[@]}" --max_steps 150 --save_strategy steps --save_steps 1000 --output_dir "$TMP/out"
-    eval "A$n=\$LAST_PID"
-  done
+  start_two --nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --max-restarts 0 --rdzv-conf "$FAST" \
+    "${DEMO[@]}" --max_steps 150 --save_strategy steps --save_steps 1000 --output_dir "$TMP/out"
   wait_for 60 "training steps" grep -q "\"step\":10}" "$TMP/a0.log" "$TMP/a1.log"
-  H=0 V=1
-  grep -q "(hosted here)" "$TMP/a0.log" || { H=1 V=0; }
-  eval "hpid=\$A$H vpid=\$A$V"
+  host_and_other
   kill -TERM "$(agent_of "$vpid")"
   wait_rc "$vpid"
   [ "$RC" -eq 143 ] || fail "the stopped agent exited $RC, expected 143" "$TMP/a$V.log"
@@ -255,16 +252,11 @@ node_leaving)
   ;;
 store_lost)
   pick_port
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
-      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
-      "${DEMO[@]}" --max_steps 400 --output_dir "$TMP/out"
-    eval "A$n=\$LAST_PID"
-  done
+  start_two --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" \
+    "${DEMO[@]}" --max_steps 400 --output_dir "$TMP/out"
   wait_for 60 "training steps" grep -q "\"step\":10}" "$TMP/a0.log" "$TMP/a1.log"
-  H=0 V=1
-  grep -q "(hosted here)" "$TMP/a0.log" || { H=1 V=0; }
-  eval "hpid=\$A$H vpid=\$A$V"
+  host_and_other
   kill -9 "$(agent_of "$hpid")"
   t0=$(now)
   wait_rc "$vpid"
