@@ -12,6 +12,7 @@ pkgs=(
   libmpich-dev mpich     # mpirun launch + inter-node transport
   libgloo-dev            # inter-node transport for env-var (torchrun-style) launch
   libutf8proc-dev        # Unicode normalization for the tokenizer
+  libcurl4-openssl-dev   # Hub client (models by repo id from huggingface.co / HF_ENDPOINT)
   nlohmann-json3-dev libcli11-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy   # golden fixtures, torch cross-checks and the PyTorch side of benchmarks
@@ -24,7 +25,7 @@ build_only_pkgs=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev
   libmpich-dev mpich
-  libgloo-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libhwloc-dev
+  libgloo-dev libutf8proc-dev libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libhwloc-dev
 )
 case "${1:-}" in
   "") ;;
