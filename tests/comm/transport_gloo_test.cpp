@@ -225,22 +225,22 @@ TEST(GlooTransport, TimeoutNamesOpAndGroup) {
 TEST(GlooTransport, PeerThatLeavesIsNamed) {
   // Member 1 connects, then goes away (its transport destroyed, as when its process dies): member 0's next
   // allreduce fails at once, and the error names rank 11 although Gloo's own text only has an address.
+  // Member 1 leaves only once member 0's connect has returned too: leaving earlier fails member 0's connect
+  // instead (seen under load), which is another test.
   MemStore store;
   std::mutex mu;
   std::condition_variable cv;
-  bool connected = false;
+  bool zero_connected = false;
   test::TestThread leaver("member 1 thread", [&] {
-    {
-      GlooTransport t(store, "leave", ranks_of(2), 1);
-      std::lock_guard<std::mutex> lock(mu);
-      connected = true;
-      cv.notify_all();
-    }
+    GlooTransport t(store, "leave", ranks_of(2), 1);
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, 20s, [&] { return zero_connected; });
   });
   GlooTransport t(store, "leave", ranks_of(2), 0);
   {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, 20s, [&] { return connected; });
+    std::lock_guard<std::mutex> lock(mu);
+    zero_connected = true;
+    cv.notify_all();
   }
   leaver.join();
   std::vector<float> x(10, 1.f);
