@@ -174,12 +174,13 @@ std::optional<std::string> HubClient::resolve_impl(const FileRef& ref, bool opti
   const std::string page = str(endpoint_, ref.type == RepoType::dataset ? "/datasets/" : "/", ref.repo_id);
   const std::string said = message.empty() ? std::string() : str(" (the Hub says: ", message, ")");
   if (code == "GatedRepo")
-    throw HubError(
-        HubErrorCode::gated_repo,
-        str(kind, " repo ", ref.repo_id, " is gated (HTTP ", status, "): ",
-            token_.empty() ? "no token was sent; pass --token or set HF_TOKEN"
-                           : "the token sent has no access; pass a token (--token or HF_TOKEN) of",
-            token_.empty() ? " with an account" : " an account", " that accepted the terms at ", page));
+    throw HubError(HubErrorCode::gated_repo,
+                   token_.empty() ? str(kind, " repo ", ref.repo_id, " is gated (HTTP ", status,
+                                        ") and no token was sent: ", "accept its terms at ", page,
+                                        ", then pass --token or set HF_TOKEN")
+                                  : str(kind, " repo ", ref.repo_id, " is gated (HTTP ", status,
+                                        ") and the token sent has ", "no access: accept its terms at ", page,
+                                        " with the token's account, or pass ", "another --token / HF_TOKEN"));
   if (code == "RepoNotFound" || (status == 401 && code.empty()))
     throw HubError(
         HubErrorCode::repo_not_found,

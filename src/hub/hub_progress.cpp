@@ -8,6 +8,8 @@
 
 namespace ct::hub {
 
+constexpr int64_t kAnnounceBytes = 10'000'000;
+
 std::string DownloadProgress::human_bytes(double b) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
@@ -31,7 +33,7 @@ DownloadProgress::DownloadProgress(std::string name, int64_t total, int64_t star
   if (!enabled_) return;
   if (tty_)
     draw(start, false);
-  else
+  else if (total_ >= kAnnounceBytes || start_ > 0)  // small files: the end line is enough
     log::info("downloading ", name_, " (", human_bytes(static_cast<double>(total_)), ")",
               start_ > 0 ? str(", resuming at ", human_bytes(static_cast<double>(start_))) : std::string());
 }
@@ -56,7 +58,9 @@ void DownloadProgress::finish(int64_t have) {
     draw(have, true);
     std::fputc('\n', stderr);
   } else {
-    log::info("downloaded ", name_, " (", human_bytes(static_cast<double>(have)), ") in ", secs, " s, ",
+    char t[32];
+    std::snprintf(t, sizeof t, "%.2f", secs);
+    log::info("downloaded ", name_, " (", human_bytes(static_cast<double>(have)), ") in ", t, " s, ",
               human_bytes(secs > 0 ? static_cast<double>(have - start_) / secs : 0), "/s");
   }
 }

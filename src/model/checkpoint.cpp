@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "model/safetensors.h"
 
@@ -39,8 +42,37 @@ std::string join_some(const std::vector<std::string>& names, size_t max) {
 
 }  // namespace
 
+std::vector<std::string> safetensors_shards(const std::string& index_path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(fs::read_file(index_path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(index_path, ": not valid JSON (", e.what(), ")");
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object() || j["weight_map"].empty())
+    fail(index_path, ": no \"weight_map\" object (tensor name -> shard file)");
+  std::vector<std::string> shards;
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    if (!file.is_string()) fail(index_path, ": weight_map[\"", name, "\"] is not a file name");
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.front() == '/' || f.find("..") != std::string::npos)
+      fail(index_path, ": weight_map[\"", name, "\"] = \"", f, "\" is not a file beside the index");
+    if (std::find(shards.begin(), shards.end(), f) == shards.end()) shards.push_back(f);
+  }
+  std::sort(shards.begin(), shards.end());
+  return shards;
+}
+
 LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab) {
-  const SafetensorsFile file = SafetensorsFile::open(path);
+  namespace stdfs = std::filesystem;
+  std::vector<SafetensorsFile> files;
+  if (ends_with(path, ".index.json")) {
+    const stdfs::path dir = stdfs::path(path).parent_path();
+    for (const auto& shard : safetensors_shards(path))
+      files.push_back(SafetensorsFile::open((dir / shard).string()));
+  } else {
+    files.push_back(SafetensorsFile::open(path));
+  }
   LoadReport report;
   report.source = path;
 
@@ -57,42 +89,50 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       if (starts_with(info.name, p)) model_prefix = p;
   bool file_has_prefix = false;
   if (!model_prefix.empty())
-    for (const auto& t : file.tensors())
-      if (starts_with(t.name, model_prefix)) file_has_prefix = true;
+    for (const auto& file : files)
+      for (const auto& t : file.tensors())
+        if (starts_with(t.name, model_prefix)) file_has_prefix = true;
 
   std::map<size_t, std::string> source_of;  // param index -> file tensor name
-  std::vector<std::pair<const SafetensorInfo*, const ParamInfo*>> copies;
-  for (const auto& t : file.tensors()) {
-    const std::string fixed = fix_layer_norm_name(t.name);
-    std::vector<std::string> candidates = {fixed};
-    if (!model_prefix.empty() && !file_has_prefix)
-      candidates.insert(candidates.begin(), model_prefix + fixed);
-    if (model_prefix.empty())
-      for (const char* p : kBasePrefixes)
-        if (starts_with(fixed, p)) candidates.push_back(fixed.substr(std::string(p).size()));
-    auto it = by_name.end();
-    for (const auto& c : candidates)
-      if ((it = by_name.find(c)) != by_name.end()) break;
-    if (it == by_name.end()) {
-      report.unexpected.push_back(t.name);
-      continue;
+  struct Copy {
+    const SafetensorsFile* file;
+    const SafetensorInfo* tensor;
+    const ParamInfo* param;
+  };
+  std::vector<Copy> copies;
+  for (const auto& file : files)
+    for (const auto& t : file.tensors()) {
+      const std::string& where = file.source();
+      const std::string fixed = fix_layer_norm_name(t.name);
+      std::vector<std::string> candidates = {fixed};
+      if (!model_prefix.empty() && !file_has_prefix)
+        candidates.insert(candidates.begin(), model_prefix + fixed);
+      if (model_prefix.empty())
+        for (const char* p : kBasePrefixes)
+          if (starts_with(fixed, p)) candidates.push_back(fixed.substr(std::string(p).size()));
+      auto it = by_name.end();
+      for (const auto& c : candidates)
+        if ((it = by_name.find(c)) != by_name.end()) break;
+      if (it == by_name.end()) {
+        report.unexpected.push_back(t.name);
+        continue;
+      }
+      const ParamInfo& p = params[it->second];
+      auto [prev, fresh] = source_of.emplace(it->second, t.name);
+      if (!fresh)
+        fail(where, ": tensors \"", prev->second, "\" and \"", t.name, "\" both map to parameter \"", p.name,
+             "\"");
+      if (t.shape != p.shape)
+        fail(where, ": tensor \"", t.name, "\" has shape ", shape_str(t.shape), ", the model",
+             p.name == t.name ? std::string() : str(" parameter \"", p.name, "\""), " expects ",
+             shape_str(p.shape), " (config and weights disagree)");
+      if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
+        fail(where, ": tensor \"", t.name, "\" has dtype ", t.dtype, ", expected F32, BF16 or F16");
+      if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
+      copies.push_back({&file, &t, &p});
     }
-    const ParamInfo& p = params[it->second];
-    auto [prev, fresh] = source_of.emplace(it->second, t.name);
-    if (!fresh)
-      fail(path, ": tensors \"", prev->second, "\" and \"", t.name, "\" both map to parameter \"", p.name,
-           "\"");
-    if (t.shape != p.shape)
-      fail(path, ": tensor \"", t.name, "\" has shape ", shape_str(t.shape), ", the model",
-           p.name == t.name ? std::string() : str(" parameter \"", p.name, "\""), " expects ",
-           shape_str(p.shape), " (config and weights disagree)");
-    if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
-      fail(path, ": tensor \"", t.name, "\" has dtype ", t.dtype, ", expected F32, BF16 or F16");
-    if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
-    copies.emplace_back(&t, &p);
-  }
   // Only once every tensor is known good, so a failed load leaves the slab as it was.
-  for (const auto& [t, p] : copies) file.read_f32(*t, slab + p->offset);
+  for (const auto& c : copies) c.file->read_f32(*c.tensor, slab + c.param->offset);
   for (size_t i = 0; i < params.size(); ++i)
     (source_of.count(i) ? report.loaded : report.missing).push_back(params[i].name);
   return report;
@@ -136,10 +176,8 @@ std::string find_weights_file(const std::string& model_dir) {
     return model_dir;
   }
   if (stdfs::is_regular_file(p / "model.safetensors", ec)) return (p / "model.safetensors").string();
-  if (stdfs::exists(p / "model.safetensors.index.json", ec))
-    fail(model_dir,
-         ": holds a sharded checkpoint (model.safetensors.index.json); only a single model.safetensors is",
-         " supported");
+  if (stdfs::is_regular_file(p / "model.safetensors.index.json", ec))
+    return (p / "model.safetensors.index.json").string();
   for (const char* other :
        {"pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"})
     if (stdfs::exists(p / other, ec))

@@ -19,7 +19,8 @@ struct LoadReport {
   std::string source;                                        // file that was read
 };
 
-// Fills slab[p.offset .. p.offset + p.numel()) for every parameter found in the safetensors file at `path`,
+// Fills slab[p.offset .. p.offset + p.numel()) for every parameter found in the safetensors file at `path`
+// (or, for a "*.index.json" path, in the shards its weight_map names, read from the index's folder),
 // converting F32/BF16/F16 to f32. Throws ct::Error naming the file and tensor on a shape mismatch, an
 // unsupported dtype, two file tensors that map to one parameter, or any malformed header. Missing parameters
 // are only reported: the caller decides (see check_missing).
@@ -31,9 +32,14 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
 std::vector<std::string> check_missing(const LoadReport& report,
                                        const std::string& head_prefix = "qa_outputs.");
 
-// The weights file of a model folder: <dir>/model.safetensors (or `path` itself when it is a .safetensors
-// file). A folder with only pytorch_model.bin, a sharded index, or nothing usable throws a clear error.
+// The weights file of a model folder: <dir>/model.safetensors, else <dir>/model.safetensors.index.json (a
+// sharded checkpoint; load_hf_weights reads its shards), or `path` itself when it is a file. A folder with
+// only pytorch_model.bin (or TF/Flax weights), or nothing usable, throws a clear error.
 std::string find_weights_file(const std::string& model_dir);
+
+// The shard files of a model.safetensors.index.json ({"metadata": ..., "weight_map": {tensor: file}}), each
+// once, sorted; throws naming the index when it is malformed or names a file outside its folder.
+std::vector<std::string> safetensors_shards(const std::string& index_path);
 
 // Writes every parameter under its HF name and shape as F32, sorted by name, metadata {"format": "pt"},
 // atomically (temp + fsync + rename).

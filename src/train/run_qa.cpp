@@ -18,6 +18,7 @@
 #include "model/config.h"
 #include "train/checkpoint.h"
 #include "train/demo.h"
+#include "train/model_source.h"
 
 namespace ct::train {
 namespace stdfs = std::filesystem;
@@ -289,7 +290,10 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     grad_alloc = [&](int64_t n) {
       return static_cast<float*>(dist.comm->shm_alloc(n * static_cast<int64_t>(sizeof(float))));
     };
-  auto lm = load_model(args, grad_alloc);
+  // Repo ids become snapshot folders of the Hub cache (local rank 0 of each node downloads, the others wait).
+  QaArguments local = args;
+  local.model = localize_model_sources(args.model, dist);
+  auto lm = load_model(local, grad_alloc);
   // DDP's start: every rank takes rank 0's weights.
   broadcast_floats(dist, lm.model->params_data(), lm.model->num_params());
   lm.model->mark_weights_changed();

@@ -35,13 +35,15 @@ class FlagTable {
     auto& t = a.training;
     auto& c = a.coretrain;
     // ModelArguments
-    add("model_name_or_path", &m.model_name_or_path, "folder with config.json, model.safetensors and vocab");
+    add("model_name_or_path", &m.model_name_or_path,
+        "folder with config.json, model.safetensors and vocab, or a Hub repo id (org/name; docs/hub.md)");
     add("config_name", &m.config_name,
-        "config.json (or its folder) when not the model's; alone: random init");
-    add("tokenizer_name", &m.tokenizer_name, "tokenizer folder when not the model's");
-    add("cache_dir", &m.cache_dir, "accepted for compatibility (nothing is downloaded)");
-    add("model_revision", &m.model_revision, "accepted for compatibility");
-    add("token", &m.token, "accepted for compatibility");
+        "config.json (or its folder, or a Hub repo id) when not the model's; alone: random init");
+    add("tokenizer_name", &m.tokenizer_name, "tokenizer folder or Hub repo id when not the model's");
+    add("cache_dir", &m.cache_dir,
+        "Hub cache for repo ids (default: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)");
+    add("model_revision", &m.model_revision, "branch, tag or commit hash of the Hub repos");
+    add("token", &m.token, "Hub token for gated/private repos (default: HF_TOKEN, else $HF_HOME/token)");
     add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
     // DataTrainingArguments
     add("dataset_name", &d.dataset_name, "not supported: give --train_file/--validation_file");

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -378,12 +380,52 @@ TEST(Checkpoint, FindsTheWeightsFileOfAModelFolder) {
                {"pytorch_model.bin", "safetensors only"});
 
   fs::write_file_atomic((model / "model.safetensors.index.json").string(), "{}");
-  expect_error([&] { find_weights_file(model.string()); }, {"sharded"});
+  EXPECT_EQ(find_weights_file(model.string()), (model / "model.safetensors.index.json").string());
+  expect_error([&] { safetensors_shards((model / "model.safetensors.index.json").string()); },
+               {"weight_map"});
 
   fs::write_file_atomic((model / "model.safetensors").string(), "x");
   EXPECT_EQ(find_weights_file(model.string()), (model / "model.safetensors").string());
   EXPECT_EQ(find_weights_file((model / "model.safetensors").string()),
             (model / "model.safetensors").string());
+  stdfs::remove_all(dir);
+}
+
+// A sharded checkpoint (model.safetensors.index.json + shards, as save_pretrained writes big models) loads
+// the same as the single file; a broken index or a tensor in two shards is refused.
+TEST(Checkpoint, LoadsShardedSafetensors) {
+  const auto dir = temp_dir();
+  const auto layout = make_param_layout(tiny("bert"));
+  const auto slab = random_slab(layout.total, 7);
+  nlohmann::json index = {{"metadata", {{"total_size", layout.total * 4}}},
+                          {"weight_map", nlohmann::json::object()}};
+  std::vector<SafetensorWrite> a, b;
+  for (size_t i = 0; i < layout.params.size(); ++i) {
+    const auto& p = layout.params[i];
+    const bool first = i < layout.params.size() / 2;
+    (first ? a : b).push_back({p.name, "F32", p.shape, slab.data() + p.offset});
+    index["weight_map"][p.name] =
+        first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  write_safetensors((dir / "model-00001-of-00002.safetensors").string(), a);
+  write_safetensors((dir / "model-00002-of-00002.safetensors").string(), b);
+  const std::string idx = (dir / "model.safetensors.index.json").string();
+  fs::write_file_atomic(idx, index.dump(2));
+  EXPECT_EQ(find_weights_file(dir.string()), idx);
+  EXPECT_THAT(safetensors_shards(idx),
+              ElementsAre("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"));
+  std::vector<float> back(slab.size(), -1.0f);
+  const auto report = load_hf_weights(idx, layout.params, back.data());
+  EXPECT_EQ(back, slab);
+  EXPECT_TRUE(report.missing.empty());
+  EXPECT_EQ(report.loaded.size(), layout.params.size());
+  // A tensor in both shards.
+  write_safetensors((dir / "model-00002-of-00002.safetensors").string(),
+                    {b[0], {a[0].name, "F32", a[0].shape, a[0].data}});
+  expect_error([&] { load_hf_weights(idx, layout.params, back.data()); }, {"both map to parameter"});
+  index["weight_map"]["x"] = "../elsewhere.safetensors";
+  fs::write_file_atomic(idx, index.dump(2));
+  expect_error([&] { load_hf_weights(idx, layout.params, back.data()); }, {idx, "../elsewhere.safetensors"});
   stdfs::remove_all(dir);
 }
 
