@@ -187,6 +187,7 @@ void Trainer::log(nlohmann::json entry) {
   entry["epoch"] = state_.epoch;
   entry["step"] = state_.global_step;
   state_.log_history.push_back(entry);
+  if (on_log) on_log(entry);
   if (writes_files()) pending_lines_.push_back(entry.dump());
 }
 
@@ -279,7 +280,9 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   };
   const uint64_t seed = static_cast<uint64_t>(t.seed);
   const int64_t global_batch = t.per_device_train_batch_size * dist_.world * accum;
-  double step_comm_s = 0;   // gradient communication backward did not hide
+  double step_comm_s = 0;                              // gradient communication backward did not hide
+  double eval_save_s = 0;                              // evaluation and checkpoints inside the loop
+  nlohmann::json log_times = nlohmann::json::array();  // [step, seconds since t0] at every logging step
   int64_t saved_step = -1;  // the step of the last resumable checkpoint this run wrote
 
   // From here to the loop's end a stop signal only sets a flag; each step's loss all-reduce carries it, so
@@ -360,12 +363,14 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         e["grad_norm"] = gnorm;
         e["learning_rate"] = schedule.lr_at(state_.global_step);
         log(e);
+        log_times.push_back({state_.global_step, round_to(seconds_since(t0), 6)});
         tr_loss = 0;
         last_logged = state_.global_step;
       }
       const bool eval_now =
           eval && ((t.eval_strategy == "steps" && state_.global_step % state_.eval_steps == 0) ||
                    (t.eval_strategy == "epoch" && epoch_end));
+      const auto t_eval_save = Clock::now();
       if (eval_now) evaluate(*eval, /*write_predictions=*/false);
       const bool save_now = (t.save_strategy == "steps" && state_.global_step % state_.save_steps == 0) ||
                             (t.save_strategy == "epoch" && epoch_end);
@@ -373,6 +378,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         save_checkpoint(schedule);
         if (!t.save_only_model) saved_step = state_.global_step;  // a stop there can resume from it
       }
+      if (eval_now || save_now) eval_save_s += seconds_since(t_eval_save);
       flush_lines();
       if (agreed.stop_signal) {
         // Every rank agreed on this step: a complete checkpoint (rank 0 writes it, all wait for it), then out
@@ -414,6 +420,23 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
               round_to(100.0 * step_comm_s / runtime, 1), "% of the training time (",
               reducer_->buckets().size(), " buckets)");
   flush_lines();
+  // Every rank's split of the training time (one gather of short strings, once per run).
+  const nlohmann::json mine = {
+      {"rank", dist_.rank},
+      {"node", dist_.node},
+      {"runtime_s", round_to(runtime, 6)},
+      {"comm_exposed_s", round_to(step_comm_s, 6)},
+      {"eval_save_s", round_to(eval_save_s, 6)},
+      {"compute_s", round_to(std::max(0.0, runtime - step_comm_s - eval_save_s), 6)}};
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& r : allgather_strings(dist_, mine.dump())) ranks.push_back(nlohmann::json::parse(r));
+  timing_ = {{"world_size", dist_.world},
+             {"global_batch", global_batch},
+             {"start_step", start_step},
+             {"steps", steps_run},
+             {"buckets", reducer_ ? static_cast<int64_t>(reducer_->buckets().size()) : 0},
+             {"log_times", log_times},
+             {"ranks", ranks}};
   metrics["epoch"] = state_.epoch;
   return metrics;
 }

@@ -95,6 +95,10 @@ class Trainer {
   // Seconds of gradient communication not hidden behind backward, summed over training steps (0 alone).
   double comm_exposed_seconds() const { return reducer_ ? reducer_->exposed_seconds() : 0.0; }
   bool writes_files() const { return is_world_process_zero(dist_); }
+  // Called with every log_history entry as it is logged (run_qa: TensorBoard on rank 0).
+  std::function<void(const nlohmann::json& entry)> on_log;
+  // The last train()'s timing, every rank's gathered (ddp_timing.json, train/report.h has the layout).
+  const nlohmann::json& timing() const { return timing_; }
 
  private:
   // full: the optimizer/scheduler/rng files even with --save_only_model (a stop checkpoint must resume).
@@ -114,6 +118,7 @@ class Trainer {
   int64_t optimizer_steps_ = 0;
   int64_t epochs_done_ = 0;
   std::vector<std::string> pending_lines_;
+  nlohmann::json timing_;
 };
 
 }  // namespace ct::train

@@ -11,7 +11,6 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/squad_dataset.h"
 #include "train/demo.h"
 
 namespace ct::train {
@@ -47,14 +46,11 @@ class FlagTable {
     add("token", &m.token, "Hub token for gated/private repos (default: HF_TOKEN, else $HF_HOME/token)");
     add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
     // DataTrainingArguments
-    add("dataset_name", &d.dataset_name,
-        "squad | squad_v2 | rajpurkar/squad | rajpurkar/squad_v2 (official SQuAD JSON, cached; "
-        "docs/datasets.md)");
-    add("dataset_config_name", &d.dataset_config_name, "plain_text for squad, squad_v2 for squad_v2");
-    add("train_file", &d.train_file,
-        "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines) or CSV");
-    add("validation_file", &d.validation_file, "SQuAD-format JSON or CSV for evaluation");
-    add("test_file", &d.test_file, "SQuAD-format JSON or CSV for --do_predict (answers optional)");
+    add("dataset_name", &d.dataset_name, "not supported: give --train_file/--validation_file");
+    add("dataset_config_name", &d.dataset_config_name, "not supported");
+    add("train_file", &d.train_file, "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines)");
+    add("validation_file", &d.validation_file, "SQuAD-format JSON for evaluation");
+    add("test_file", &d.test_file, "SQuAD-format JSON for prediction");
     add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
     add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
     add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
@@ -93,7 +89,8 @@ class FlagTable {
     add("warmup_ratio", &t.warmup_ratio, "fraction of the steps spent warming up");
     add("warmup_steps", &t.warmup_steps, "warm-up steps (overrides warmup_ratio)");
     add("log_level", &t.log_level, "log level", {"passive", "debug", "info", "warning", "error", "critical"});
-    add("logging_dir", &t.logging_dir, "accepted for compatibility");
+    add("logging_dir", &t.logging_dir,
+        "TensorBoard event folder (default: output_dir/runs/{%b%d_%H-%M-%S}_{hostname}, as HF v4)");
     add("logging_strategy", &t.logging_strategy, "when to log", {"no", "steps", "epoch"});
     add("logging_first_step", &t.logging_first_step, "log the first step too");
     add("logging_steps", &t.logging_steps, "log every N steps (< 1: ratio of total steps)");
@@ -120,7 +117,8 @@ class FlagTable {
     add("ignore_data_skip", &t.ignore_data_skip, "on resume, do not skip the batches already seen");
     add("resume_from_checkpoint", &t.resume_from_checkpoint, "a checkpoint folder, or true for the latest");
     add("optim", &t.optim, "optimizer", {"adamw_torch", "adamw_hf", "adamw_torch_fused", "sgd"});
-    add("report_to", &t.report_to, "accepted for compatibility (only \"none\" is meaningful)");
+    add("report_to", &t.report_to,
+        "none, tensorboard, or all (= tensorboard, the one integration coretrain has); comma-separated list");
     add("ddp_backend", &t.ddp_backend, "collective backend across processes", {"ccl", "mpi", "gloo"});
     add_alias("xpu_backend", "ddp_backend");
     add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait (CORETRAIN_COMM_TIMEOUT overrides)");
@@ -333,23 +331,11 @@ void validate(QaArguments& a) {
   if (!c.demo) {
     if (m.model_name_or_path.empty() && m.config_name.empty())
       fail("--model_name_or_path: required (or --config_name for a model from random init)");
-    if (!d.dataset_name.empty()) {
-      const auto ds = data::resolve_squad_dataset(d.dataset_name, d.dataset_config_name);
-      for (auto [flag, v] :
-           {std::pair{"--train_file", &d.train_file}, std::pair{"--validation_file", &d.validation_file}})
-        if (!v->empty())
-          a.notes.push_back(ct::str(flag, " ", *v, " ignored: --dataset_name wins (as in run_qa)"));
-      if (t.do_predict && d.test_file.empty())
-        fail("--do_predict requires a test dataset: ", ds.name,
-             " has train and validation only; give --test_file");
-      if (ds.v2 && !d.version_2_with_negative)
-        a.notes.push_back("--dataset_name " + d.dataset_name +
-                          " has unanswerable questions: run_qa users pass --version_2_with_negative with it");
-    } else {
-      if (t.do_train && d.train_file.empty()) fail("--train_file: required with --do_train");
-      if (t.do_eval && d.validation_file.empty()) fail("--validation_file: required with --do_eval");
-      if (t.do_predict && d.test_file.empty()) fail("--test_file: required with --do_predict");
-    }
+    if (!d.dataset_name.empty())
+      fail("--dataset_name: datasets are not downloaded; give --train_file/--validation_file (SQuAD JSON)");
+    if (t.do_train && d.train_file.empty()) fail("--train_file: required with --do_train");
+    if (t.do_eval && d.validation_file.empty()) fail("--validation_file: required with --do_eval");
+    if (t.do_predict && d.test_file.empty()) fail("--test_file: required with --do_predict");
   }
   check(d.max_seq_length > 0, "max_seq_length", ct::str("must be > 0, got ", d.max_seq_length));
   check(d.doc_stride >= 0, "doc_stride", ct::str("must be >= 0, got ", d.doc_stride));
@@ -395,6 +381,7 @@ void validate(QaArguments& a) {
   check(t.ddp_bucket_cap_mb > 0, "ddp_bucket_cap_mb", ct::str("must be > 0, got ", t.ddp_bucket_cap_mb));
   check(!t.load_best_model_at_end, "load_best_model_at_end", "not supported by coretrain");
   check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
+  report_integrations(t);  // throws on a name coretrain cannot report to
   check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
   check(c.demo_eval_paragraphs >= 0, "demo_eval_paragraphs", "must be >= 0");
   check(c.demo_min_people >= 0, "demo_min_people", "must be >= 0");
@@ -524,8 +511,7 @@ nlohmann::json training_args_to_json(const TrainingArguments& t) {
   j["ignore_data_skip"] = t.ignore_data_skip;
   j["resume_from_checkpoint"] = opt_str(t.resume_from_checkpoint);
   j["optim"] = t.optim;
-  j["report_to"] = nlohmann::json::array();
-  if (t.report_to != "none" && !t.report_to.empty()) j["report_to"].push_back(t.report_to);
+  j["report_to"] = report_integrations(t);
   j["ddp_backend"] = opt_str(t.ddp_backend);
   j["ddp_timeout"] = t.ddp_timeout;
   j["ddp_bucket_cap_mb"] = t.ddp_bucket_cap_mb > 0 ? nlohmann::json(t.ddp_bucket_cap_mb) : nlohmann::json();
@@ -535,6 +521,36 @@ nlohmann::json training_args_to_json(const TrainingArguments& t) {
   j["local_rank"] = t.local_rank;
   j["push_to_hub"] = t.push_to_hub;
   return j;
+}
+
+std::vector<std::string> report_integrations(const TrainingArguments& t) {
+  // HF's integrations (transformers/integrations/integration_utils.py): naming one whose package is missing
+  // fails there too, so coretrain refuses them instead of training without the report that was asked for.
+  static const char* hf_only[] = {"azure_ml", "clearml", "codecarbon", "comet_ml", "dagshub", "dvclive",
+                                  "flyte",    "mlflow",  "neptune",    "swanlab",  "trackio", "wandb"};
+  std::vector<std::string> out;
+  std::string name;
+  auto take = [&] {
+    if (name.empty() || name == "none") return name.clear();
+    if (name == "all" || name == "tensorboard") {
+      if (std::find(out.begin(), out.end(), "tensorboard") == out.end()) out.push_back("tensorboard");
+      return name.clear();
+    }
+    for (const char* h : hf_only)
+      if (name == h)
+        fail("--report_to: ", name,
+             " is not available in coretrain (it writes TensorBoard event files only): ",
+             "use tensorboard, all or none");
+    fail("--report_to: unknown integration '", name, "' (coretrain reports to tensorboard; all; none)");
+  };
+  for (char ch : t.report_to) {
+    if (ch == ',' || ch == ' ' || ch == '[' || ch == ']' || ch == '"' || ch == '\'')
+      take();
+    else
+      name += ch;
+  }
+  take();
+  return out;
 }
 
 nlohmann::json qa_args_to_json(const QaArguments& a) {

@@ -135,6 +135,9 @@ QaArguments parse_qa_args(const std::vector<std::string>& argv);
 std::string qa_args_help();
 // The TrainingArguments as HF's to_json_string writes them (training_args.json).
 nlohmann::json training_args_to_json(const TrainingArguments& args);
+// --report_to resolved as HF's __post_init__ does: "none" -> [], "all" -> every integration there is (here
+// only "tensorboard"), else the comma-separated names (validated by parse_qa_args).
+std::vector<std::string> report_integrations(const TrainingArguments& args);
 // Everything, for the record next to a run (all three groups merged).
 nlohmann::json qa_args_to_json(const QaArguments& args);
 
