@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "data/csv.h"
 
 namespace ct::data {
 namespace {
@@ -78,6 +79,7 @@ const json& get_array(const json& obj, const char* name, const Where& w) {
 
 struct Reader {
   const std::string& source;
+  bool answers_optional = false;  // a prediction file: records may carry no answers at all
   SquadReadStats stats;
   std::vector<Example> out;
   std::string first_mismatch;
@@ -120,6 +122,11 @@ struct Reader {
     if (auto it = q.find("is_impossible"); it != q.end()) {
       if (!it->is_boolean()) fail(w.str(), ": field 'is_impossible' must be a boolean, got ", type_name(*it));
       ex.is_impossible = it->get<bool>();
+    }
+    if (answers_optional && !q.contains("answers")) {
+      ++stats.without_answers;
+      add(std::move(ex), cp);
+      return;
     }
     const json& answers = get_array(q, "answers", w);
     for (size_t k = 0; k < answers.size(); ++k) {
@@ -170,6 +177,12 @@ struct Reader {
     }
     ex.context = get_string(r, "context", w);
     ex.question = get_string(r, "question", w);
+    if (answers_optional && (!r.contains("answers") || r["answers"].is_null())) {
+      ++stats.without_answers;
+      const std::vector<int64_t> cp = utf8_codepoint_offsets(ex.context, w.str() + " context");
+      add(std::move(ex), cp);
+      return;
+    }
     const json& answers = field(r, "answers", w);
     if (!answers.is_object()) {
       fail(w.str(), ": field 'answers' must be an object {text: [...], answer_start: [...]}, got ",
@@ -243,8 +256,9 @@ std::vector<int64_t> utf8_codepoint_offsets(std::string_view s, std::string_view
   return out;
 }
 
-std::vector<Example> parse_squad(std::string_view text, const std::string& source, SquadReadStats* stats) {
-  Reader r{source, {}, {}, {}};
+std::vector<Example> parse_squad(std::string_view text, const std::string& source, SquadReadStats* stats,
+                                 bool answers_optional) {
+  Reader r{source, answers_optional, {}, {}, {}};
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) {
     if (!looks_like_json_lines(text)) {
@@ -294,8 +308,56 @@ std::vector<Example> parse_squad(std::string_view text, const std::string& sourc
   return std::move(r.out);
 }
 
-std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats) {
-  return parse_squad(fs::read_file(path), path, stats);
+std::vector<Example> parse_squad_csv(std::string_view text, const std::string& source, SquadReadStats* stats,
+                                     bool answers_optional) {
+  const auto rows = parse_csv(text, source);
+  if (rows.empty()) fail(source, ": empty CSV (expected a header row: id,title,context,question,answers)");
+  const auto& header = rows[0];
+  auto column = [&](const char* name) -> int {
+    for (size_t c = 0; c < header.size(); ++c)
+      if (header[c] == name) return static_cast<int>(c);
+    return -1;
+  };
+  const int id = column("id"), title = column("title"), context = column("context"),
+            question = column("question"), answers = column("answers");
+  std::string missing;
+  for (auto [name, c] : {std::pair{"id", id}, std::pair{"context", context}, std::pair{"question", question},
+                         std::pair{"answers", answers}})
+    if (c < 0 && !(answers_optional && std::string_view(name) == "answers"))
+      missing += str(missing.empty() ? "" : ", ", name);
+  if (!missing.empty()) {
+    std::string have;
+    for (const auto& h : header) have += str(have.empty() ? "" : ",", h);
+    fail(source, ": CSV missing column(s) ", missing, " (header: ", have,
+         "; expected id,title,context,question,answers)");
+  }
+  Reader r{source, answers_optional, {}, {}, {}};
+  for (size_t k = 1; k < rows.size(); ++k) {
+    const auto& row = rows[k];
+    const std::string record = str("row ", k);
+    if (row.size() != header.size())
+      fail(source, ": ", record, ": ", row.size(), " fields, the header has ", header.size());
+    json rec = json::object();
+    rec["id"] = row[static_cast<size_t>(id)];
+    if (title >= 0) rec["title"] = row[static_cast<size_t>(title)];
+    rec["context"] = row[static_cast<size_t>(context)];
+    rec["question"] = row[static_cast<size_t>(question)];
+    if (answers >= 0 && !row[static_cast<size_t>(answers)].empty())
+      rec["answers"] = parse_python_literal(
+          row[static_cast<size_t>(answers)],
+          str(source, ": ", record, " (id \"", row[static_cast<size_t>(id)], "\") answers"));
+    r.flat(rec, record);
+  }
+  r.finish();
+  if (stats) *stats = r.stats;
+  return std::move(r.out);
+}
+
+std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats, bool answers_optional) {
+  const bool csv = path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 ||
+                                        path.compare(path.size() - 4, 4, ".CSV") == 0);
+  if (csv) return parse_squad_csv(fs::read_file(path), path, stats, answers_optional);
+  return parse_squad(fs::read_file(path), path, stats, answers_optional);
 }
 
 }  // namespace ct::data

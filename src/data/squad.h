@@ -27,18 +27,27 @@ struct Example {
 };
 
 struct SquadReadStats {
-  int64_t total = 0;    // examples seen in the file
-  int64_t skipped = 0;  // dropped because an answer's answer_start/text disagree with the context
+  int64_t total = 0;            // examples seen in the file
+  int64_t skipped = 0;          // dropped because an answer's answer_start/text disagree with the context
+  int64_t without_answers = 0;  // records with no answers field (only with answers_optional)
 };
 
-// Reads `path` (format detected from content: a JSON document with "data" holding nested articles or flat
-// records, or JSON lines of flat records). Throws ct::Error naming the file, the record and the field on
-// malformed JSON or wrong types. Examples whose answers do not match context[answer_start:] are skipped with
-// one summary warning line.
-std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats = nullptr);
+// Reads `path`: a name ending in .csv is CSV (parse_squad_csv), anything else JSON (format detected from
+// content: a JSON document with "data" holding nested articles or flat records, or JSON lines of flat
+// records). Throws ct::Error naming the file, the record and the field on malformed input or wrong types.
+// Examples whose answers do not match context[answer_start:] are skipped with one summary warning line.
+// `answers_optional` (a --test_file): records without an answers field are kept with no answers and counted
+// in without_answers.
+std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats = nullptr,
+                                bool answers_optional = false);
 // Same from text already in memory; `source` names it in errors.
 std::vector<Example> parse_squad(std::string_view text, const std::string& source,
-                                 SquadReadStats* stats = nullptr);
+                                 SquadReadStats* stats = nullptr, bool answers_optional = false);
+// CSV as run_qa's load_dataset("csv") reads it: a header naming id, title (optional), context, question,
+// answers (the Python repr of {'text': [...], 'answer_start': [...]}, as pandas writes HF's answers column);
+// other columns are ignored. A missing column throws naming it.
+std::vector<Example> parse_squad_csv(std::string_view text, const std::string& source,
+                                     SquadReadStats* stats = nullptr, bool answers_optional = false);
 
 // Byte offset of every code point of `s`, plus s.size() at the end (size = code points + 1).
 // Throws ct::Error (naming `what`) on invalid UTF-8.

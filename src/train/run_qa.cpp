@@ -16,7 +16,10 @@
 #include "core/log.h"
 #include "data/feature_cache.h"
 #include "data/features.h"
+#include "data/postprocess.h"
 #include "data/squad.h"
+#include "data/squad_dataset.h"
+#include "data/squad_metrics.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "train/checkpoint.h"
@@ -118,12 +121,14 @@ data::FeatureSet node_features(const std::string& path, const std::vector<data::
 }
 
 QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
-                     const text::Tokenizer& tok, const DataTrainingArguments& d, const DistContext& dist) {
+                     const text::Tokenizer& tok, const DataTrainingArguments& d, const DistContext& dist,
+                     bool* has_answers = nullptr) {
   std::error_code ec;
   if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
   QaDataset ds;
   data::SquadReadStats stats;
-  ds.examples = data::read_squad(path, &stats);
+  ds.examples = data::read_squad(path, &stats, /*answers_optional=*/has_answers != nullptr);
+  if (has_answers) *has_answers = stats.without_answers == 0;
   if (stats.skipped > 0 && dist.rank == 0)
     log::warn(path, ": skipped ", stats.skipped, " of ", stats.total,
               " examples whose answer_start/text disagree with the context");
@@ -134,6 +139,87 @@ QaDataset load_split(const std::string& flag, const std::string& path, int64_t m
   check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", path, " (its features)"),
                           str(ds.features.size(), " features"));
   return ds;
+}
+
+// --dataset_name: the split's official SQuAD JSON in the datasets cache. Local rank 0 of each node fetches it
+// (under a file lock, so nodes sharing the folder download once) while the others wait; every rank fails with
+// the fetching rank's message when that fails.
+std::string dataset_split_file(const QaArguments& args, const std::string& split, const DistContext& dist) {
+  const auto ds = data::resolve_squad_dataset(args.data.dataset_name, args.data.dataset_config_name);
+  const std::string url = data::squad_base_url() + "/" + data::squad_file_name(ds, split);
+  const std::string root = data::datasets_cache_dir(args.model.cache_dir);
+  std::string path, err;
+  if (dist.local_rank == 0) {
+    try {
+      path = data::fetch_squad_file(url, root, data::datasets_offline());
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  const auto errs = allgather_strings(dist, err);
+  for (size_t r = 0; r < errs.size(); ++r)
+    if (!errs[r].empty())
+      fail("--dataset_name ", args.data.dataset_name, ": ", errs[r],
+           static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
+  if (dist.local_rank != 0) path = data::fetch_squad_file(url, root, /*offline=*/true);
+  if (dist.rank == 0) log::info("--dataset_name ", args.data.dataset_name, " ", split, ": ", path);
+  return path;
+}
+
+nlohmann::json squad_metrics_json(const data::Metrics& m, const std::string& prefix) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& x : m) {
+    if (x.integer)
+      j[prefix + x.name] = static_cast<int64_t>(x.value);
+    else
+      j[prefix + x.name] = x.value;
+  }
+  return j;
+}
+
+// run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;
+// metrics as QuestionAnsweringTrainer.predict names them (test_ prefix), SQuAD scores only when the file has
+// answers.
+nlohmann::json predict(Trainer& trainer, const QaDataset& ds, bool has_answers, const QaArguments& args,
+                       const DistContext& dist) {
+  const auto& d = args.data;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> start, end;
+  int64_t T = 0;
+  trainer.predict_logits(ds, &start, &end, &T);
+  const double runtime = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  data::PostprocessOptions po;
+  po.n_best_size = d.n_best_size;
+  po.max_answer_length = d.max_answer_length;
+  po.version_2_with_negative = d.version_2_with_negative;
+  po.null_score_diff_threshold = d.null_score_diff_threshold;
+  const auto preds = data::postprocess_qa_predictions(ds.examples, ds.features, start, end, T, po);
+  if (is_world_process_zero(dist))
+    data::write_predictions(preds, args.training.output_dir, "predict", d.version_2_with_negative);
+  nlohmann::json m = nlohmann::json::object();
+  if (has_answers) {
+    std::vector<data::GoldAnswers> gold;
+    for (const auto& ex : ds.examples) {
+      data::GoldAnswers g{ex.id, {}};
+      for (const auto& a : ex.answers) g.texts.push_back(a.text);
+      gold.push_back(std::move(g));
+    }
+    data::PredictionMap pm;
+    for (const auto& p : preds) pm[p.id] = p.text;
+    m = squad_metrics_json(d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm),
+                           "test_");
+  } else {
+    log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
+  }
+  const int64_t n = ds.features.size();
+  const int64_t batch = args.training.per_device_eval_batch_size * dist.world;
+  auto round = [](double v, double scale) { return std::round(v * scale) / scale; };
+  m["test_runtime"] = round(runtime, 1e4);
+  m["test_samples_per_second"] = round(runtime > 0 ? n / runtime : 0, 1e3);
+  m["test_steps_per_second"] =
+      round(runtime > 0 ? static_cast<double>((n + batch - 1) / batch) / runtime : 0, 1e3);
+  m["predict_samples"] = n;
+  return m;
 }
 
 // Every rank must run the same job: the flags, after defaults, minus what is naturally per process.
@@ -249,8 +335,8 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  if (!t.do_train && !t.do_eval && !t.do_predict) fail("nothing to do: give --do_train and/or --do_eval");
-  if (t.do_predict) fail("--do_predict: not supported yet (use --do_eval with a labelled file)");
+  if (!t.do_train && !t.do_eval && !t.do_predict)
+    fail("nothing to do: give --do_train, --do_eval and/or --do_predict");
   const bool writer = is_world_process_zero(dist);
   // The startup rule comes before anything is written into output_dir. Rank 0 decides (it is the one that
   // writes there) and tells the others, so every rank resumes from the same checkpoint.
@@ -319,11 +405,21 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   if (d.doc_stride >= d.max_seq_length)
     fail("--doc_stride: must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride);
 
-  QaDataset train_ds, eval_ds;
+  QaDataset train_ds, eval_ds, predict_ds;
+  bool predict_has_answers = false;
+  const bool hub =
+      !d.dataset_name.empty();  // --dataset_name wins over --train_file/--validation_file (run_qa)
   if (t.do_train)
-    train_ds = load_split("--train_file", d.train_file, d.max_train_samples, lm.tokenizer, d, dist);
+    train_ds = load_split(hub ? "--dataset_name" : "--train_file",
+                          hub ? dataset_split_file(args, "train", dist) : d.train_file, d.max_train_samples,
+                          lm.tokenizer, d, dist);
   if (t.do_eval)
-    eval_ds = load_split("--validation_file", d.validation_file, d.max_eval_samples, lm.tokenizer, d, dist);
+    eval_ds = load_split(hub ? "--dataset_name" : "--validation_file",
+                         hub ? dataset_split_file(args, "validation", dist) : d.validation_file,
+                         d.max_eval_samples, lm.tokenizer, d, dist);
+  if (t.do_predict)
+    predict_ds = load_split("--test_file", d.test_file, d.max_predict_samples, lm.tokenizer, d, dist,
+                            &predict_has_answers);
   if (!args.coretrain.dump_eval_features.empty()) {
     if (!t.do_eval) fail("--dump_eval_features: needs --do_eval");
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
@@ -364,6 +460,12 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     trainer.save_metrics("eval", m);
     if (t.do_train) trainer.save_state();
     result.eval_metrics = m;
+  }
+  if (t.do_predict) {
+    log::info("*** Predict ***");
+    auto m = predict(trainer, predict_ds, predict_has_answers, args, dist);
+    if (writer) print_metrics("predict", m);
+    trainer.save_metrics("predict", m);
   }
   if (writer) {
     // run_qa.py's trainer.create_model_card(finetuned_from=..., tasks="question-answering", dataset...).

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "data/squad_dataset.h"
 #include "train/demo.h"
 
 namespace ct::train {
@@ -46,11 +47,14 @@ class FlagTable {
     add("token", &m.token, "Hub token for gated/private repos (default: HF_TOKEN, else $HF_HOME/token)");
     add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
     // DataTrainingArguments
-    add("dataset_name", &d.dataset_name, "not supported: give --train_file/--validation_file");
-    add("dataset_config_name", &d.dataset_config_name, "not supported");
-    add("train_file", &d.train_file, "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines)");
-    add("validation_file", &d.validation_file, "SQuAD-format JSON for evaluation");
-    add("test_file", &d.test_file, "SQuAD-format JSON for prediction");
+    add("dataset_name", &d.dataset_name,
+        "squad | squad_v2 | rajpurkar/squad | rajpurkar/squad_v2 (official SQuAD JSON, cached; "
+        "docs/datasets.md)");
+    add("dataset_config_name", &d.dataset_config_name, "plain_text for squad, squad_v2 for squad_v2");
+    add("train_file", &d.train_file,
+        "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines) or CSV");
+    add("validation_file", &d.validation_file, "SQuAD-format JSON or CSV for evaluation");
+    add("test_file", &d.test_file, "SQuAD-format JSON or CSV for --do_predict (answers optional)");
     add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
     add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
     add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
@@ -331,11 +335,23 @@ void validate(QaArguments& a) {
   if (!c.demo) {
     if (m.model_name_or_path.empty() && m.config_name.empty())
       fail("--model_name_or_path: required (or --config_name for a model from random init)");
-    if (!d.dataset_name.empty())
-      fail("--dataset_name: datasets are not downloaded; give --train_file/--validation_file (SQuAD JSON)");
-    if (t.do_train && d.train_file.empty()) fail("--train_file: required with --do_train");
-    if (t.do_eval && d.validation_file.empty()) fail("--validation_file: required with --do_eval");
-    if (t.do_predict && d.test_file.empty()) fail("--test_file: required with --do_predict");
+    if (!d.dataset_name.empty()) {
+      const auto ds = data::resolve_squad_dataset(d.dataset_name, d.dataset_config_name);
+      for (auto [flag, v] :
+           {std::pair{"--train_file", &d.train_file}, std::pair{"--validation_file", &d.validation_file}})
+        if (!v->empty())
+          a.notes.push_back(ct::str(flag, " ", *v, " ignored: --dataset_name wins (as in run_qa)"));
+      if (t.do_predict && d.test_file.empty())
+        fail("--do_predict requires a test dataset: ", ds.name,
+             " has train and validation only; give --test_file");
+      if (ds.v2 && !d.version_2_with_negative)
+        a.notes.push_back("--dataset_name " + d.dataset_name +
+                          " has unanswerable questions: run_qa users pass --version_2_with_negative with it");
+    } else {
+      if (t.do_train && d.train_file.empty()) fail("--train_file: required with --do_train");
+      if (t.do_eval && d.validation_file.empty()) fail("--validation_file: required with --do_eval");
+      if (t.do_predict && d.test_file.empty()) fail("--test_file: required with --do_predict");
+    }
   }
   check(d.max_seq_length > 0, "max_seq_length", ct::str("must be > 0, got ", d.max_seq_length));
   check(d.doc_stride >= 0, "doc_stride", ct::str("must be >= 0, got ", d.doc_stride));
