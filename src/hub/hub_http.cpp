@@ -102,7 +102,10 @@ HttpResponse perform(const std::string& url, const std::vector<std::string>& hea
   const long secs = std::max(1L, static_cast<long>(timeout_s + 0.999));
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  // HEAD: redirects are the caller's (relative = renamed repo, absolute = where the file is). GET: followed,
+  // as requests does; curl sends a custom Authorization header to the first host only.
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, head ? 0L : 1L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, secs);
   // No progress for `secs` seconds ends the transfer: requests' read timeout, not a cap on the whole file.

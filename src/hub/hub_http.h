@@ -1,6 +1,7 @@
 // The two HTTP requests the Hub client makes, over libcurl: a HEAD that does not follow redirects (the client
-// follows relative ones itself) and a GET that appends the body to a file descriptor. Timeouts are per phase:
-// connecting, and no byte for `timeout_s` while reading (as requests' timeout= in huggingface_hub).
+// follows relative ones itself) and a GET (following redirects) that appends the body to a file descriptor.
+// Timeouts are per phase: connecting, and no byte for `timeout_s` while reading (as requests' timeout= in
+// huggingface_hub).
 #pragma once
 
 #include <cstdint>

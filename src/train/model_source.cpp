@@ -92,10 +92,8 @@ class Fetcher {
          {"pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"})
       if (get_optional(repo, other))
         fail(repo, " has ", other, " but no model.safetensors at revision ", m_.model_revision,
-             "; coretrain reads safetensors only: convert it once with Python (docs/hub.md: "
-             "AutoModelForQuestionAnswering.from_pretrained(...).save_pretrained(DIR, "
-             "safe_serialization=True)) ",
-             "and pass DIR");
+             "; coretrain reads safetensors only: convert it once with Python into a folder (recipe in ",
+             "docs/hub.md: torch.load + safetensors.torch.save_file) and pass that folder");
     fail(repo, " has no model.safetensors (nor a sharded model.safetensors.index.json) at revision ",
          m_.model_revision, client_->offline() ? " in the cache (HF_HUB_OFFLINE)" : "");
   }
