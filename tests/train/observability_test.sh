@@ -16,7 +16,7 @@
 #    the card's base_model is the folder path, no distributed_type; --report_to none (the default) writes no runs/.
 # 3. --report_to wandb is refused naming the flag; `coretrain report` on a folder without trainer_state.json fails.
 source "$(dirname "$0")/ddp_lib.sh"
-BIN=$1
+BIN=$(readlink -f "$1")
 ct_setup observability "$BIN"
 HERE=$(cd "$(dirname "$0")" && pwd)
 COMMON=(qa --demo --demo_train_paragraphs 40 --demo_eval_paragraphs 10 --max_steps 12 --logging_steps 2
