@@ -114,9 +114,10 @@ TEST(HubUrl, ResolveUrlAndFolders) {
 TEST(HubUrl, RepoIds) {
   for (const char* ok : {"bert-base-uncased", "google-bert/bert-large-uncased", "org/tiny_bert.v2", "a/b"})
     EXPECT_TRUE(looks_like_repo_id(ok)) << ok;
-  for (const char* bad : {"", "a/b/c", "./model", "/abs/path", "org/-x", "org--x/y", "a..b", "my model",
-                          "dir/", "x.", std::string(97, 'a').c_str()})
-    EXPECT_FALSE(looks_like_repo_id(bad)) << bad;
+  const std::vector<std::string> bad_ids = {
+      "",         "a/b/c", "./model", "/abs/path",         "org/-x", "org--x/y", "a..b",
+      "my model", "dir/",  "x.",      std::string(97, 'a')};
+  for (const std::string& bad : bad_ids) EXPECT_FALSE(looks_like_repo_id(bad)) << bad;
   EXPECT_TRUE(is_commit_hash("0123456789abcdef0123456789abcdef01234567"));
   EXPECT_FALSE(is_commit_hash("main"));
   EXPECT_FALSE(is_commit_hash("0123456789ABCDEF0123456789abcdef01234567"));

@@ -3,7 +3,8 @@
 # a tiny BERT written by `coretrain qa --demo` is served as a repo; training downloads it into the Hub cache and
 # runs; the same command with HF_HUB_OFFLINE=1 makes no request; offline with an empty cache names the file;
 # a sharded checkpoint (model.safetensors.index.json + 2 shards) loads; a pytorch_model.bin-only repo is refused
-# with the conversion recipe; a gated repo needs --token; two ranks (torchrun-style env) download each file once.
+# with the conversion recipe; a gated repo needs --token; two ranks (torchrun-style env) download each file once;
+# `coretrain hub download` prefills a cache an offline job runs from.
 #   qa_hub_test.sh CORETRAIN_BIN
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -107,6 +108,15 @@ if HF_HUB_OFFLINE=1 qa "$TMP/offline_empty.log" --model_name_or_path org/tiny-be
 grep -q "error: --model_name_or_path: config.json of org/tiny-bert at revision main is not in the cache .*HF_HUB_OFFLINE" \
   "$TMP/offline_empty.log" || fail "unclear offline error" "$TMP/offline_empty.log"
 [ ! -d "$TMP/empty_cache/models--org--tiny-bert/blobs" ] || fail "offline run wrote blobs"
+
+# 3b. `coretrain hub download` fills a cache ahead of a job; the offline job then runs from it.
+snap=$(timeout -k 5 "$LIMIT" "$BIN" hub download org/tiny-bert --cache-dir "$TMP/prefill" 2> "$TMP/prefill.log") ||
+  fail "coretrain hub download failed" "$TMP/prefill.log"
+[ -f "$snap/model.safetensors" ] && [ -f "$snap/config.json" ] || fail "hub download printed '$snap'" "$TMP/prefill.log"
+one=$(timeout -k 5 "$LIMIT" "$BIN" hub download org/tiny-bert vocab.txt --cache-dir "$TMP/prefill" 2>> "$TMP/prefill.log")
+[ "$one" = "$snap/vocab.txt" ] || fail "hub download FILE printed '$one'" "$TMP/prefill.log"
+HF_HUB_OFFLINE=1 qa "$TMP/prefilled.log" --model_name_or_path org/tiny-bert --output_dir "$TMP/out3b" \
+  --cache_dir "$TMP/prefill" || fail "offline run from a prefilled cache failed" "$TMP/prefilled.log"
 
 # 4. --cache_dir wins over HF_HUB_CACHE; a sharded checkpoint loads and trains like the single file.
 qa "$TMP/sharded.log" --model_name_or_path org/sharded --output_dir "$TMP/out4" --cache_dir "$TMP/cache2" ||
