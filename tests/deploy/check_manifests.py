@@ -2,8 +2,10 @@
 """Checks the deployment files in deploy/: the Kubernetes manifests parse as YAML and hold what a cluster needs
 (kinds, API versions, elastic policy, replicas, restart policy, Guaranteed QoS, /dev/shm in memory, the PVC),
 their commands start with `coretrain run` (PyTorchJob) / `mpirun` (MPIJob), every run_qa flag in them is one
-`coretrain qa --help` lists (and the whole command line gets past coretrain's flag parser), and the Dockerfile
-runs coretrain as a non-root user with ENTRYPOINT ["coretrain"].
+`coretrain qa --help` lists, the run_qa flags are the HF guide's command verbatim (Hub model id, --dataset_name
+squad) plus --save_steps/--save_total_limit, the whole command line gets past coretrain's flag parser (run offline on
+empty caches it stops at once, naming the missing Hub file), and the Dockerfile runs coretrain as a non-root user
+with ENTRYPOINT ["coretrain"].
 
 usage: check_manifests.py --coretrain build/release/apps/coretrain [--root .]
 Needs python3-yaml (scripts/install-deps.sh). Prints one line per failed check; exit 1 if any failed.
@@ -16,18 +18,25 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 
 import yaml
 
 PVC_MOUNT = "/tmp/pvc-mount"
-# The seed's run_qa flags (HF guide, "Efficient training on multiple CPUs"), with their values; None: a switch.
-# --model_name_or_path distilbert/distilbert-base-uncased and --dataset_name squad are replaced by a model folder
-# and SQuAD files on the PVC (coretrain downloads nothing), checked separately.
-SEED_FLAGS = {
-    "--do_train": None, "--do_eval": None, "--per_device_train_batch_size": "12", "--learning_rate": "3e-5",
-    "--num_train_epochs": "2", "--max_seq_length": "384", "--doc_stride": "128",
-    "--output_dir": PVC_MOUNT + "/output", "--no_cuda": None, "--ddp_backend": "ccl", "--bf16": None,
-}
+# The seed's run_qa command (HF guide "Efficient training on multiple CPUs", its Kubernetes job), word for word:
+# coretrain resolves the Hub model id and --dataset_name squad itself (docs/hub.md, docs/datasets.md).
+SEED_ARGS = shlex.split(
+    "--model_name_or_path distilbert/distilbert-base-uncased --dataset_name squad --do_train --do_eval "
+    "--per_device_train_batch_size 12 --learning_rate 3e-5 --num_train_epochs 2 --max_seq_length 384 "
+    "--doc_stride 128 --output_dir " + PVC_MOUNT + "/output --no_cuda --ddp_backend ccl --bf16")
+# The flags the manifests add after the seed's (checkpoints on the PVC, so that a restart resumes).
+EXTRA_FLAGS = {"--save_steps", "--save_total_limit"}
+# The caches the jobs keep on the PVC (env of the pods / -genv of mpirun).
+CACHE_ENV = ("HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE")
+# Nothing of the caller's environment that picks a cache, an endpoint, a proxy or a rank reaches the offline run.
+STRIPPED_ENV = re.compile(r"^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|PMI_|MPI_LOCAL|"
+                          r"OMPI_|PET_|HYDRA_|HF_|HUGGING|TRANSFORMERS_|PYTORCH_|XDG_CACHE_HOME$|CORETRAIN_|"
+                          r"CURL_|SSL_|[A-Za-z]+_proxy$|[A-Z]+_PROXY$)")
 
 failures = []
 
@@ -83,32 +92,54 @@ def split_flags(args):
     return out
 
 
-def check_qa_args(where, qa_args, known, coretrain):
+def check_qa_args(where, qa_args, known, coretrain, cache_env):
+    """qa_args: the words after `qa`; cache_env: the job's HF_HOME, TRANSFORMERS_CACHE, HF_DATASETS_CACHE."""
     flags = split_flags(qa_args)
     for f in flags:
         if check(f in known, f"{where}: {f} is not a flag `coretrain qa --help` knows"):
             check("not supported" not in known[f], f"{where}: {f} is listed as not supported by coretrain qa")
-    for f, v in SEED_FLAGS.items():
+    seed = split_flags(SEED_ARGS)
+    for f, v in seed.items():
         if check(f in flags, f"{where}: the seed's run_qa flag {f} is missing"):
             check(flags[f] == v, f"{where}: {f} is {flags[f]!r}, the seed has {v!r}")
-    check("--dataset_name" not in flags, f"{where}: --dataset_name (coretrain qa downloads no datasets)")
+    for f in flags:
+        check(f in seed or f in EXTRA_FLAGS, f"{where}: {f} is not in the seed's command (only "
+              f"{' '.join(sorted(EXTRA_FLAGS))} may be added)")
+    check(qa_args[:len(SEED_ARGS)] == SEED_ARGS, f"{where}: the qa arguments do not start with the seed's command "
+          f"verbatim:\n  {shlex.join(qa_args)}\n  {shlex.join(SEED_ARGS)}")
     check("--save_steps" in flags, f"{where}: --save_steps missing (a restart should lose little)")
-    for f in ("--model_name_or_path", "--train_file", "--validation_file"):
-        if check(f in flags, f"{where}: {f} missing"):
-            check((flags[f] or "").startswith(PVC_MOUNT + "/"), f"{where}: {f} {flags[f]!r} is not on the PVC")
-    # The whole line through coretrain's own parser: with the PVC paths moved to an empty folder it must get as far
-    # as the missing model folder (an unknown flag or a bad value fails earlier, naming the flag).
+    # The whole line through coretrain's own parser, offline, with the job's caches moved to an empty folder: it
+    # must stop at once with one error line naming the first Hub file it lacks (config.json of the model, resolved
+    # before the data), in the cache the manifest's env picks. An unknown flag or a bad value fails earlier, naming
+    # the flag. HF_ENDPOINT and CORETRAIN_SQUAD_URL point at a closed loopback port, so that a request made in
+    # spite of HF_HUB_OFFLINE fails at once (and differently) instead of reaching the network.
     with tempfile.TemporaryDirectory() as tmp:
         args = [a.replace(PVC_MOUNT, tmp) for a in qa_args]
-        env = {k: v for k, v in os.environ.items()
-               if not re.match(r"^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|PMI_|"
-                               r"MPI_LOCAL|OMPI_|PET_|HYDRA_)", k)}
-        env.update(HF_HOME=tmp + "/hf_home", HF_DATASETS_CACHE=tmp + "/hf_datasets_cache", OMP_NUM_THREADS="1")
-        r = subprocess.run([coretrain, "qa", *args], capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
-        err = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line]
-        check(r.returncode != 0 and err and "--model_name_or_path" in err[-1] and "does not exist" in err[-1],
-              f"{where}: `coretrain qa ...` should stop at the missing model folder, got exit {r.returncode}: "
-              f"{err[-1] if err else (r.stdout + r.stderr)[-300:]}")
+        env = {k: v for k, v in os.environ.items() if not STRIPPED_ENV.match(k)}
+        env.update({k: v.replace(PVC_MOUNT, tmp) for k, v in cache_env.items()})
+        env.update(HOME=tmp, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+                   HF_ENDPOINT="http://127.0.0.1:9", CORETRAIN_SQUAD_URL="http://127.0.0.1:9/squad")
+        model = flags.get("--model_name_or_path") or ""
+        hub_cache = env.get("TRANSFORMERS_CACHE") or env.get("HF_HOME", tmp + "/.cache/huggingface") + "/hub"
+        want = (f"--model_name_or_path: config.json of {model} at revision main is not in the cache "
+                f"{hub_cache}/models--{model.replace('/', '--')} and HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE forbids "
+                "downloading it")
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run([coretrain, "qa", *args], capture_output=True, text=True, timeout=60, env=env,
+                               cwd=tmp)
+        except subprocess.TimeoutExpired:
+            check(False, f"{where}: `HF_HUB_OFFLINE=1 coretrain qa ...` on empty caches did not stop within 60 s")
+            return
+        took = time.monotonic() - t0
+        out = r.stdout + r.stderr
+        err = [line for line in out.splitlines() if "error" in line]
+        check(r.returncode != 0 and len(err) == 1 and want in err[0],
+              f"{where}: `HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 coretrain qa ...` on empty caches should stop with "
+              f"one error line containing {want!r}; got exit {r.returncode}: {err if err else out[-300:]}")
+        check(took < 20, f"{where}: the offline run took {took:.1f} s to stop (want at once)")
+        cached = [os.path.join(d, f) for k in CACHE_ENV if k in env for d, _, fs in os.walk(env[k]) for f in fs]
+        check(not cached, f"{where}: the offline run wrote into the caches: {cached[:5]}")
 
 
 def check_pod(where, spec, need_pvc=True):
@@ -138,8 +169,9 @@ def check_pod(where, spec, need_pvc=True):
 
 
 def check_cache_volume(path, cache, pod):
-    """The feature cache (HF_DATASETS_CACHE) is shared on the PVC as the seed's job keeps HF's caches: built once,
-    read by later pods and restarts (concurrent writers are safe: unique temporary names, then rename)."""
+    """The datasets cache (HF_DATASETS_CACHE: the SQuAD JSON and the feature cache) is shared on the PVC as the seed's
+    job keeps HF's caches: fetched and built once, read by later pods and restarts (concurrent writers are safe: a
+    lock per downloaded file, unique temporary names, then rename)."""
     check(cache.startswith(PVC_MOUNT + "/"), f"{path}: HF_DATASETS_CACHE {cache!r} is not on the PVC")
 
 
@@ -171,7 +203,6 @@ def check_pytorchjob(path, known, coretrain, pvc_name):
     cmd = [str(x) for x in c.get("command", [])] + [str(x) for x in c.get("args", [])]
     check(cmd[:2] == ["coretrain", "run"], f"{path}: command starts {cmd[:3]}, want coretrain run ...")
     if check("qa" in cmd, f"{path}: no qa subcommand in {cmd}"):
-        check_qa_args(path, cmd[cmd.index("qa") + 1:], known, coretrain)
         launcher = [a for a in cmd[2:cmd.index("qa")] if a.startswith("-")]
         r = subprocess.run([coretrain, "run", "--help"], capture_output=True, text=True, timeout=60)
         if check(r.returncode == 0, f"`coretrain run --help` failed (exit {r.returncode}): {r.stderr[-200:]}"):
@@ -186,6 +217,9 @@ def check_pytorchjob(path, known, coretrain, pvc_name):
     for k in ("HF_HOME", "TRANSFORMERS_CACHE"):
         check((env.get(k) or "").startswith(PVC_MOUNT + "/"), f"{path}: env {k}={env.get(k)!r} not on the PVC")
     check_cache_volume(path, env.get("HF_DATASETS_CACHE") or "", pod)
+    if "qa" in cmd:
+        check_qa_args(path, cmd[cmd.index("qa") + 1:], known, coretrain,
+                      {k: env[k] for k in CACHE_ENV if env.get(k)})
     for k in env:
         check(not k.startswith("PET_"), f"{path}: env {k} set by hand (the operator appends its own PET_ "
               "variables and the last one wins)")
@@ -231,8 +265,8 @@ def check_mpijob(path, known, coretrain, pvc_name, docker):
         i = cmd.index("coretrain")
         check(cmd[i + 1] == "qa", f"{path}: coretrain {cmd[i + 1]} (want qa: mpirun starts the ranks itself)")
         qa_args = cmd[i + 2:]
-        check_qa_args(path, qa_args, known, coretrain)
         genv = {cmd[j + 1]: cmd[j + 2] for j in range(i) if cmd[j] == "-genv"}
+        check_qa_args(path, qa_args, known, coretrain, {k: genv[k] for k in CACHE_ENV if genv.get(k)})
         check("CCL_WORKER_COUNT" in genv, f"{path}: -genv CCL_WORKER_COUNT missing")
         for k in ("HF_HOME", "TRANSFORMERS_CACHE"):
             check(genv.get(k, "").startswith(PVC_MOUNT + "/"), f"{path}: -genv {k} missing or not on the PVC")

@@ -97,9 +97,10 @@ if [ $skip_pods -eq 0 ]; then
   # 5. PyTorchJob (deploy/k8s/pytorchjob.yaml, all 4 workers): each pod's command and env as the training
   #    operator makes them (tests/launch/pytorchjob_pods.py, rules in docs/kubernetes.md), hostname = pod name, the
   #    Service name coretrain-qa-worker-0 -> pod 0's address, a host folder as the PVC at /tmp/pvc-mount, pod 0
-  #    started last. What this machine lacks is substituted: the SQuAD/model flags by the demo's generated data and
-  #    config (made first, by one container, onto the "PVC": with --demo every pod's local rank 0 would write it
-  #    into the shared output_dir, and their temporary files collide, see docs/containers.md), OMP_NUM_THREADS=1.
+  #    started last. What this machine lacks is substituted: the model/SQuAD flags (the Hub id and --dataset_name
+  #    squad, which need the network; the namespaces have none) by the demo's generated data and config (made first,
+  #    by one container, onto the "PVC": with --demo every pod's local rank 0 would write it into the shared
+  #    output_dir, and their temporary files collide, see docs/containers.md), OMP_NUM_THREADS=1.
   pj=coretrain-qa
   chown 1000:1000 "$pvc"
   "${P[@]}" run --rm "${U[@]}" --network none -v "$pvc:/tmp/pvc-mount" "$tag" qa --demo \
