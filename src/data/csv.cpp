@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "data/unicode_util.h"
 
 namespace ct::data {
 
@@ -103,23 +104,7 @@ struct PyParser {
     }
     return false;
   }
-  static void utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+
   uint32_t hex(size_t n) {
     if (i + n > s.size()) error("short \\x/\\u escape");
     uint32_t v = 0;
@@ -187,13 +172,13 @@ struct PyParser {
         case '\n':
           break;
         case 'x':
-          utf8(out, hex(2));
+          append_utf8(out, hex(2));
           break;
         case 'u':
-          utf8(out, hex(4));
+          append_utf8(out, hex(4));
           break;
         case 'U':
-          utf8(out, hex(8));
+          append_utf8(out, hex(8));
           break;
         default:
           out += '\\';

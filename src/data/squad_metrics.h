@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,5 +45,9 @@ Metrics squad_v2(const std::vector<GoldAnswers>& gold, const PredictionMap& pred
 
 // Value of `name` in `m`; throws ct::Error when absent.
 double metric(const Metrics& m, std::string_view name);
+
+// {"<prefix>exact_match": 80.0, ...}: the metrics as run_qa's result files hold them (integer counts as
+// integers).
+nlohmann::json metrics_to_json(const Metrics& m, const std::string& prefix);
 
 }  // namespace ct::data

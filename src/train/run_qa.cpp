@@ -166,17 +166,6 @@ std::string dataset_split_file(const QaArguments& args, const std::string& split
   return path;
 }
 
-nlohmann::json squad_metrics_json(const data::Metrics& m, const std::string& prefix) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& x : m) {
-    if (x.integer)
-      j[prefix + x.name] = static_cast<int64_t>(x.value);
-    else
-      j[prefix + x.name] = x.value;
-  }
-  return j;
-}
-
 // run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;
 // metrics as QuestionAnsweringTrainer.predict names them (test_ prefix), SQuAD scores only when the file has
 // answers.
@@ -206,8 +195,8 @@ nlohmann::json predict(Trainer& trainer, const QaDataset& ds, bool has_answers, 
     }
     data::PredictionMap pm;
     for (const auto& p : preds) pm[p.id] = p.text;
-    m = squad_metrics_json(d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm),
-                           "test_");
+    m = data::metrics_to_json(d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm),
+                              "test_");
   } else {
     log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
   }

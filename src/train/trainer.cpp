@@ -75,17 +75,6 @@ double flos_per_token(const model::QaModel& m) {
   return 6.0 * static_cast<double>(m.num_params() - emb);
 }
 
-nlohmann::json metrics_json(const data::Metrics& m, const std::string& prefix) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& x : m) {
-    if (x.integer)
-      j[prefix + x.name] = static_cast<int64_t>(x.value);
-    else
-      j[prefix + x.name] = x.value;
-  }
-  return j;
-}
-
 }  // namespace
 
 std::string describe_world_change(const std::string& checkpoint, int64_t global_step, const TrainPlan& from,
@@ -516,7 +505,7 @@ nlohmann::json Trainer::evaluate(const QaDataset& eval, bool write_predictions) 
   data::PredictionMap pm;
   for (const auto& p : preds) pm[p.id] = p.text;
   auto m = d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm);
-  nlohmann::json metrics = metrics_json(m, "eval_");
+  nlohmann::json metrics = data::metrics_to_json(m, "eval_");
   const double runtime = seconds_since(t0);
   const int64_t n = eval.features.size();
   const int64_t steps =
