@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "comm/baselines_gloo.h"
 #include "comm/baselines_mpi.h"
@@ -212,8 +213,10 @@ int run_bench_comm(int argc, char** argv) {
   double timeout_s = 0;
   app.add_option("--op", op_name, "allreduce|reduce_scatter|allgather|alltoall|broadcast");
   app.add_option("--dtype", dtype_name_s, "f32|bf16");
-  app.add_option("--min-bytes", min_bytes, "smallest total buffer (bytes)");
-  app.add_option("--max-bytes", max_bytes, "largest total buffer (bytes, up to 256 MiB); sizes double");
+  app.add_option("--min-bytes", min_bytes, "smallest total buffer (bytes; K/M/G suffixes: 64K)")
+      ->transform(ct::app::kPositiveSize);
+  app.add_option("--max-bytes", max_bytes, "largest total buffer (bytes, up to 256M); sizes double")
+      ->transform(ct::app::kPositiveSize);
   app.add_option("--iters", iters, "timed iterations per size");
   app.add_option("--warmup", warmup, "untimed iterations per size");
   app.add_flag("--check", check, "verify every result and report the error count");

@@ -73,4 +73,16 @@ TEST(BenchStep, BadFlagsFailWithOneLine) {
   EXPECT_EQ(count(r.out, "\n"), 1) << r.out;
 }
 
+TEST(BenchStep, SizesTakeNcclTestsSuffixes) {
+  CmdResult r =
+      run("",
+          "--layers 1 --hidden 32 --heads 4 --intermediate 64 --seq 16 --batch 2 --vocab 1K --steps 1 "
+          "--warmup 0");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("vocab 1024"), std::string::npos) << r.out;
+  r = run("", kTiny + " --seq 16Q");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(count(r.out, "--seq: expected a positive size"), 1) << r.out;
+}
+
 }  // namespace
