@@ -234,6 +234,16 @@ std::vector<FailureRecord> Rendezvous::failures(int round) {
   for (int k = 0; k < n; ++k)
     if (auto v = read(*store_, rkey(round, str("failure", k)))) out.push_back(failure_from_json(*v));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+  // The peers of a worker that was killed fail with connection errors a few milliseconds later, and agents on
+  // different nodes notice exits at slightly different times: a worker killed by a signal within a second of
+  // the first failure is the likelier root cause, so it goes first.
+  if (!out.empty() && out[0].exitcode >= 0) {
+    for (size_t i = 1; i < out.size() && out[i].time - out[0].time <= 1.0; ++i)
+      if (out[i].exitcode < 0) {
+        std::rotate(out.begin(), out.begin() + static_cast<long>(i), out.begin() + static_cast<long>(i) + 1);
+        break;
+      }
+  }
   return out;
 }
 

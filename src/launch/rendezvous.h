@@ -98,6 +98,8 @@ class Rendezvous {
   // Moves the job to the round after `round` (idempotent: the first caller moves it).
   void advance(int round);
   void publish_failure(int round, const FailureRecord& f);
+  // Round R's failures from every node, root cause first: the earliest, except that a worker killed by a
+  // signal within a second of it goes first (its peers' connection errors follow its death).
   std::vector<FailureRecord> failures(int round);
   void mark_done(int round, int group_rank);
   int done_count(int round);

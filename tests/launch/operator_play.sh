@@ -31,7 +31,7 @@ PODS=$TMP/pods
 DEMO="--demo --demo_train_paragraphs 40 --demo_eval_paragraphs 10 --disable_tqdm --per_device_train_batch_size 4
       --max_steps 60 --save_strategy steps --save_steps $SAVE --logging_steps 10"
 read -r JOB REPLICAS < <("$PY" "$ROOT/tests/launch/pytorchjob_pods.py" "$ROOT/deploy/k8s/pytorchjob.yaml" "$PODS" \
-  --rdzv-conf "join_timeout=120,last_call_timeout=4,keep_alive_interval=1,keep_alive_max_attempt=3,read_timeout=10,close_timeout=20" \
+  --rdzv-conf "join_timeout=120,last_call_timeout=4,keep_alive_interval=1,keep_alive_max_attempt=8,read_timeout=10,close_timeout=20" \
   --pvc "$TMP/pvc" --omp 1 --demo "$DEMO" --coretrain "$BIN")
 [ "$REPLICAS" -eq 4 ] || fail "the manifest has $REPLICAS worker replicas, this test plays 4"
 mkdir -p "$TMP/pvc"

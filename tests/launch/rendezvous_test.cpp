@@ -24,8 +24,8 @@ RendezvousSettings settings(int min_nodes, int max_nodes) {
   s.max_nodes = max_nodes;
   s.join_timeout = milliseconds(5000);
   s.last_call = milliseconds(300);
-  s.keep_alive_interval = milliseconds(50);
-  s.keep_alive_max_attempt = 4;
+  s.keep_alive_interval = milliseconds(100);
+  s.keep_alive_max_attempt = 5;  // 0.5 s of silence: robust to a loaded machine, short for the lost-node test
   s.poll = milliseconds(5);
   return s;
 }
@@ -214,6 +214,29 @@ TEST(Rendezvous, FailureRecordsSortedByTime) {
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].rank, 1);
   EXPECT_EQ(f[0].message, early.message);
+  // A peer's connection error noticed 5 ms before the killed worker's exit: the killed one is the root cause;
+  // a signal 3 s later is another story.
+  FailureRecord peer, killed, much_later;
+  peer.rank = 0;
+  peer.exitcode = 1;
+  peer.time = 100.000;
+  killed.rank = 2;
+  killed.exitcode = -9;
+  killed.time = 100.005;
+  much_later.rank = 3;
+  much_later.exitcode = -15;
+  much_later.time = 103;
+  a.publish_failure(1, peer);
+  a.publish_failure(1, much_later);
+  a.publish_failure(1, killed);
+  f = a.failures(1);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].rank, 2);
+  EXPECT_EQ(f[1].rank, 0);
+  EXPECT_EQ(f[2].rank, 3);
+  a.publish_failure(2, peer);
+  a.publish_failure(2, much_later);
+  EXPECT_EQ(a.failures(2)[0].rank, 0);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ ct_setup "run_$CASE" "$BIN"
 export CORETRAIN_COMM_TIMEOUT=20
 DEMO=(qa --demo --demo_train_paragraphs 40 --demo_eval_paragraphs 10 --disable_tqdm --no_cuda --do_train
       --ddp_backend gloo --logging_steps 10)
-FAST="join_timeout=60,read_timeout=5,last_call_timeout=1,keep_alive_interval=0.5,keep_alive_max_attempt=4,close_timeout=20"
+FAST="join_timeout=60,read_timeout=5,last_call_timeout=1,keep_alive_interval=0.5,keep_alive_max_attempt=10,close_timeout=20"
 
 # start_agent LOG ARGS...: one `coretrain run` in the background, pid in $LAST_PID.
 start_agent() {
