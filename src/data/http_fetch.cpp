@@ -1,23 +1,19 @@
 #include "data/http_fetch.h"
 
-#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "hub/hub_http.h"
 
 namespace ct::data {
 namespace {
-
-size_t write_cb(char* ptr, size_t size, size_t n, void* user) {
-  return std::fwrite(ptr, size, n, static_cast<std::FILE*>(user)) * size;
-}
 
 bool retryable(long status) {
   return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
@@ -26,45 +22,28 @@ bool retryable(long status) {
 }  // namespace
 
 void http_fetch_to_file(const std::string& url, const std::string& path, const FetchOptions& o) {
-  static std::once_flag init;
-  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::string last;
   for (int attempt = 1; attempt <= o.attempts; ++attempt) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) fail(path, ": cannot create (", std::strerror(errno), ")");
-    CURL* c = curl_easy_init();
-    if (!c) {
-      std::fclose(f);
-      fail(url, ": curl_easy_init failed");
+    // O_APPEND as the transfer wants it; truncated per attempt, so a retry never appends to a partial body.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) fail(path, ": cannot create (", std::strerror(errno), ")");
+    hub::HttpResponse r;
+    try {
+      r = hub::http_get_to_fd(url, {}, o.timeout_s, fd);
+    } catch (const Error& e) {
+      ::close(fd);
+      fail(path, ": ", e.what(), " while downloading ", url);
     }
-    char err[CURL_ERROR_SIZE] = {0};
-    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout_s * 1000));
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
-                     static_cast<long>(o.stall_timeout_s < 1 ? 1 : o.stall_timeout_s));
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "coretrain");
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
-    const CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    const bool closed = std::fclose(f) == 0;
-    if (rc == CURLE_OK && status == 200) {
+    const bool closed = ::close(fd) == 0;
+    if (r.error.empty() && r.status == 200) {
       if (!closed) fail(path, ": write failed");
       return;
     }
-    if (rc != CURLE_OK) {
-      last = str(url, ": ", err[0] ? err : curl_easy_strerror(rc));
-      if (rc == CURLE_WRITE_ERROR) fail(path, ": write failed while downloading ", url);
+    if (!r.error.empty()) {
+      last = str(url, ": ", r.error);
     } else {
-      last = str(url, ": HTTP ", status);
-      if (!retryable(status)) break;
+      last = str(url, ": HTTP ", r.status);
+      if (!retryable(r.status)) break;
     }
     if (attempt < o.attempts) {
       log::warn(last, "; retrying (", attempt, "/", o.attempts - 1, ")");

@@ -1,6 +1,7 @@
-// One HTTP(S) GET into a file, over libcurl: follows redirects, connect timeout and a stall timeout (no byte
-// for `stall_timeout_s`), a few retries on connection failures and 408/429/5xx answers. Proxies come from the
-// usual environment (http_proxy, https_proxy, no_proxy) as curl reads them.
+// One HTTP(S) GET into a file for the dataset downloads, over the Hub client's transfer (src/hub/hub_http:
+// libcurl, redirects followed, a connect and a stall timeout), with a few retries on connection failures and
+// 408/429/5xx answers. Proxies come from the usual environment (http_proxy, https_proxy, no_proxy) as curl
+// reads them.
 #pragma once
 
 #include <string>
@@ -8,8 +9,7 @@
 namespace ct::data {
 
 struct FetchOptions {
-  double connect_timeout_s = 10;
-  double stall_timeout_s = 30;
+  double timeout_s = 30;  // connecting, and no byte for this long while reading
   int attempts = 3;
 };
 
