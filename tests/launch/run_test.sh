@@ -17,6 +17,8 @@
 #                  finishes; exit 0.
 #   scale_up       elastic 1:2: one agent trains alone, a second arrives: the group restarts with both (not
 #                  counted as a failure: restart 0 of 0) and finishes.
+#   uneven_nproc   two agents with --nproc-per-node 1 and 2: both exit non-zero saying every node must run the same
+#                  number, and no worker starts.
 #   join_timeout   --nnodes 2 with one agent, join_timeout=2: exit non-zero within seconds saying 1 of min 2
 #                  nodes joined and from where.
 #   no_endpoint    an endpoint nobody serves, and a host name that never resolves: one-line errors, bounded.
@@ -184,6 +186,21 @@ scale_up)
   grep -q "membership change" "$TMP/a0.log" || fail "no scale-up restart" "$TMP/a0.log"
   grep -q "round 1: 2 node(s), world size 2 .*restart 0 of 0" "$TMP/a0.log" || fail "round 1 is not 2 nodes" "$TMP/a0.log"
   [ "$(step_of "$TMP/out")" -eq 80 ] || fail "global_step is not 80" "$TMP/a0.log"
+  no_leftovers
+  ;;
+uneven_nproc)
+  pick_port
+  for n in 0 1; do
+    start_agent "$TMP/a$n.log" --nnodes 2 --nproc-per-node $((n + 1)) --rdzv-backend c10d \
+      --rdzv-endpoint "127.0.0.1:$PORT" --rdzv-id "$RID" --rdzv-conf "$FAST" "${DEMO[@]}" --output_dir "$TMP/out"
+    eval "A$n=\$LAST_PID"
+  done
+  for n in 0 1; do
+    eval "wait_rc \$A$n"
+    [ "$RC" -ne 0 ] || fail "agent $n exited 0 with uneven --nproc-per-node" "$TMP/a$n.log"
+    grep -q "every node must run the same --nproc-per-node" "$TMP/a$n.log" || fail "agent $n: no clear error" "$TMP/a$n.log"
+    ! grep -q "Running training" "$TMP/a$n.log" || fail "agent $n started workers" "$TMP/a$n.log"
+  done
   no_leftovers
   ;;
 join_timeout)
