@@ -135,7 +135,9 @@ TEST_F(ElasticResume, DecisionTable) {
     auto d = decide_resume(dir_, row.overwrite, row.resume_flag, row.do_train, row.r);
     EXPECT_EQ(d.checkpoint.empty() ? "" : name(d.checkpoint), row.want);
     if (row.why.empty()) {
-      if (!row.r.restarted()) EXPECT_TRUE(d.why.empty() || d.why.find("Checkpoint") == 0) << d.why;
+      if (!row.r.restarted()) {
+        EXPECT_TRUE(d.why.empty() || d.why.find("Checkpoint") == 0) << d.why;
+      }
     } else {
       EXPECT_NE(d.why.find(row.why), std::string::npos) << d.why;
     }
