@@ -10,8 +10,13 @@ Each file holds, for one tiny config (vocab 64, hidden 32, 2 layers, 4 heads, in
   param.<HF name>        F32  all parameters (HF init, then perturbed so biases/LayerNorm are non-trivial)
   f32.{start_logits,end_logits,loss}, f32.grad.<HF name>    the reference in float64, stored as F32
   bf16.{start_logits,end_logits,loss}, bf16.grad.<HF name>  the f32 model under torch.autocast("cpu", bfloat16)
+  packed.{loss}, packed.grad.<HF name>   float64, the loss of coretrain's packed (unpadded) batches: the same
+      logits, but each row's start/end softmax spans only its attended positions (pad logits masked to -inf),
+      and a position at or past the row's length is ignored (clamped to [0, length] first)
 metadata: "config" (the HF config.json text), "format" "pt", "generator".
 Dropout is off (model.eval()); gradients are of the loss (HF QA loss), every parameter.
+The committed bf16.* tensors were made on a CPU with AVX512-BF16; torch 1.13 on an AVX2-only CPU emulates bf16
+differently (last-bit differences), so regenerating there changes them: keep the committed bf16.* then.
 """
 
 import json
@@ -72,7 +77,19 @@ def perturb(model, g):
                 p.add_(0.1 * noise)
 
 
-def run(model, inputs, dtype, autocast):
+def packed_loss(s, e, mask, start, end):
+    """Pads are never answer candidates: per row, CE over its own positions only."""
+    lens = mask.sum(1)
+    losses = []
+    for logits, pos in ((s, start), (e, end)):
+        t = torch.minimum(pos.clamp_min(0), lens)
+        t = torch.where(t == lens, torch.full_like(t, -100), t)
+        masked = logits.masked_fill(mask == 0, float("-inf"))
+        losses.append(torch.nn.functional.cross_entropy(masked, t, ignore_index=-100))
+    return (losses[0] + losses[1]) / 2
+
+
+def run(model, inputs, dtype, autocast, packed=False):
     ids, types, mask, start, end = inputs
     m = model.to(dtype)
     m.zero_grad(set_to_none=True)
@@ -82,6 +99,8 @@ def run(model, inputs, dtype, autocast):
             loss, s, e = m(ids, mask, tt, start, end)
     else:
         loss, s, e = m(ids, mask, tt, start, end)
+    if packed:
+        loss = packed_loss(s, e, mask, start, end)
     loss.backward()
     out = {"start_logits": s.detach().float(), "end_logits": e.detach().float(), "loss": loss.detach().float().reshape(1)}
     grads = {n: p.grad.detach().float().clone() for n, p in m.named_parameters()}
@@ -100,6 +119,7 @@ def main():
         params = {n: p.detach().float().clone() for n, p in model.named_parameters()}
 
         ref, ref_grads = run(model, inputs, torch.float64, autocast=False)
+        pk, pk_grads = run(model, inputs, torch.float64, autocast=False, packed=True)
         model = model.float()
         bf, bf_grads = run(model, inputs, torch.float32, autocast=True)
 
@@ -110,7 +130,8 @@ def main():
             tensors["input." + k] = v.to(torch.int32)
         for n, p in params.items():
             tensors["param." + n] = p
-        for prefix, out, grads in (("f32.", ref, ref_grads), ("bf16.", bf, bf_grads)):
+        pk = {"loss": pk["loss"]}  # its logits are f32.*'s
+        for prefix, out, grads in (("f32.", ref, ref_grads), ("bf16.", bf, bf_grads), ("packed.", pk, pk_grads)):
             for k, v in out.items():
                 tensors[prefix + k] = v
             for n, gr in grads.items():

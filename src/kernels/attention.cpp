@@ -29,6 +29,7 @@ thread_local Scratch t_pd, t_dpd, t_dctx;
 
 struct Resolved {
   int64_t B, T, NH, HS, H, ldq, ldc, TT;
+  int64_t Tn;  // dropout counter stride (AttentionDims::drop_T)
 };
 
 Resolved resolve(const AttentionDims& d) {
@@ -41,7 +42,9 @@ Resolved resolve(const AttentionDims& d) {
              d.NH * d.HS,
              d.ld_qkv ? d.ld_qkv : d.NH * d.HS,
              d.ld_ctx ? d.ld_ctx : d.NH * d.HS,
-             d.T * d.T};
+             d.T * d.T,
+             d.drop_T ? d.drop_T : d.T};
+  CT_CHECK(r.Tn >= r.T, "attention: drop_T=", r.Tn, " shorter than the sequence length ", r.T);
   CT_CHECK(r.ldq >= r.H && r.ldc >= r.H, "attention: row strides ld_qkv=", r.ldq, " ld_ctx=", r.ldc,
            " smaller than hidden ", r.H);
   return r;
@@ -95,6 +98,18 @@ inline void store(bf16* p, int64_t i, float v) {
   p[i] = to_bf16(v);
 }
 
+// The site whose counter for element j of score row `row` is the padded layout's ((b * NH + h) * Tn + i) *
+// Tn + j, addressed as row * T + j like every row kernel here.
+inline DropoutSite row_site(const DropoutSite& drop, int64_t row, const Resolved& r) {
+  DropoutSite rs = resolve_row(drop, row * r.T);
+  if (r.Tn != r.T) {
+    const int64_t b = row / (r.NH * r.T), h = (row / r.T) % r.NH, i = row % r.T;
+    const int64_t base = ((b * r.NH + h) * r.Tn + i) * r.Tn;
+    rs.offset += static_cast<uint64_t>(base) - static_cast<uint64_t>(row * r.T);
+  }
+  return rs;
+}
+
 // Keys at or past lens[b] are masked for sequence b (padding at the end): they are skipped outright, their
 // probabilities written as the exact zeros the additive mask would give.
 // probs rows in place: mask, softmax; pd = dropout(probs) in the matmul type.
@@ -132,7 +147,7 @@ void softmax_rows(float* probs, TD* pd, const float* mask, const int64_t* lens, 
 #pragma omp simd
       for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      const DropoutSite rs = resolve_row(drop, row * T);
+      const DropoutSite rs = row_site(drop, row, r);
       for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
                        [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
@@ -154,7 +169,7 @@ void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolv
 #pragma omp simd
       for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
     } else {
-      const DropoutSite rs = resolve_row(drop, row * T);
+      const DropoutSite rs = row_site(drop, row, r);
       for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
                        [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
     }
@@ -386,6 +401,71 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
                         const void* v, const float* probs, const AttentionDims& d, DType dt,
                         const DropoutSite& drop) {
   attention_backward(dq, dk, dv, dctx, q, k, v, probs, nullptr, d, dt, drop);
+}
+
+namespace {
+
+// Sequence b of a packed batch as a one-sequence padded problem of its own length.
+struct VarlenSeq {
+  Resolved r;
+  int64_t row0;    // first row in q/k/v/ctx
+  int64_t probs0;  // first element of its probs block
+  DropoutSite drop;
+};
+
+template <class Fn>
+void for_each_varlen_seq(const int64_t* cu, const AttentionDims& d, const DropoutSite& drop, Fn&& fn) {
+  CT_CHECK(d.B > 0 && d.T > 0 && cu[0] == 0, "attention varlen: bad batch (B=", d.B, ", T=", d.T,
+           ", cu_seqlens[0]=", cu[0], ")");
+  int64_t probs0 = 0;
+  for (int64_t b = 0; b < d.B; ++b) {
+    const int64_t L = cu[b + 1] - cu[b];
+    CT_CHECK(L > 0 && L <= d.T, "attention varlen: sequence ", b, " has length ", L, ", expected 1..", d.T);
+    AttentionDims one = d;
+    one.B = 1;
+    one.T = L;
+    one.drop_T = d.T;
+    VarlenSeq s{resolve(one), cu[b], probs0, drop};
+    if (drop.row_streams) {  // one stream per sequence, counters restarting at its offset
+      s.drop.stream = drop.row_streams[b];
+      s.drop.row_streams = nullptr;
+      s.drop.row_elems = 0;
+    } else {
+      s.drop.offset += static_cast<uint64_t>(b * d.NH * d.T * d.T);
+    }
+    fn(s);
+    probs0 += d.NH * L * L;
+  }
+}
+
+}  // namespace
+
+int64_t varlen_probs_elems(const int64_t* cu_seqlens, int64_t B, int64_t NH) {
+  int64_t n = 0;
+  for (int64_t b = 0; b < B; ++b)
+    n += NH * (cu_seqlens[b + 1] - cu_seqlens[b]) * (cu_seqlens[b + 1] - cu_seqlens[b]);
+  return n;
+}
+
+void attention_forward_varlen(void* ctx, float* probs, const void* q, const void* k, const void* v,
+                              const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
+                              const DropoutSite& drop) {
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+  for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
+    forward_impl(at(ctx, s.row0 * s.r.ldc, dt), probs + s.probs0, at(q, s.row0 * s.r.ldq, dt),
+                 at(k, s.row0 * s.r.ldq, dt), at(v, s.row0 * s.r.ldq, dt), nullptr, s.r, dt, s.drop);
+  });
+}
+
+void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dctx, const void* q,
+                               const void* k, const void* v, const float* probs, const int64_t* cu_seqlens,
+                               const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+  for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
+    backward_impl(dq + s.row0 * s.r.ldq, dk + s.row0 * s.r.ldq, dv + s.row0 * s.r.ldq,
+                  dctx + s.row0 * s.r.ldc, at(q, s.row0 * s.r.ldq, dt), at(k, s.row0 * s.r.ldq, dt),
+                  at(v, s.row0 * s.r.ldq, dt), probs + s.probs0, nullptr, s.r, dt, s.drop);
+  });
 }
 
 void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,

@@ -23,6 +23,10 @@ struct AttentionDims {
   int64_t B = 0, T = 0, NH = 0, HS = 0;
   int64_t ld_qkv = 0;  // row stride (elements) of q, k, v (3 * NH * HS for fused QKV); 0 = NH * HS
   int64_t ld_ctx = 0;  // row stride (elements) of ctx / dctx; 0 = NH * HS
+  // Dropout counters as if every sequence were drop_T long: probs[b, h, i, j] uses counter ((b * NH + h) *
+  // drop_T + i) * drop_T + j. The varlen entry points set it to the padded length a packed batch replaces, so
+  // a sequence drops exactly the units it would drop padded. 0 = T.
+  int64_t drop_T = 0;
 };
 
 // Forward. q, k, v: [B, T, *] rows of type dt (f32 or bf16) with row stride ld_qkv, head h at column h*HS.
@@ -43,6 +47,20 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const AttentionDims& d, DType dt,
                         const DropoutSite& drop);
+
+// Varlen (packed) attention: sequence b's rows are rows [cu_seqlens[b], cu_seqlens[b + 1]) of q/k/v/ctx
+// (B = d.B sequences laid end to end, no padding), and it attends over its own rows only. d.T is the padded
+// length the batch replaces (every sequence no longer than it): it only keys the dropout counters, which
+// equal the padded computation's for the same site (row streams: sequence b uses row_streams[b]). probs holds
+// each sequence's [NH, L, L] block after the previous ones (varlen_probs_elems). Same overwrite/add contract
+// as the padded forms; no mask (every row is a real token).
+int64_t varlen_probs_elems(const int64_t* cu_seqlens, int64_t B, int64_t NH);
+void attention_forward_varlen(void* ctx, float* probs, const void* q, const void* k, const void* v,
+                              const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
+                              const DropoutSite& drop);
+void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dctx, const void* q,
+                               const void* k, const void* v, const float* probs, const int64_t* cu_seqlens,
+                               const AttentionDims& d, DType dt, const DropoutSite& drop);
 
 // Plain-loop reference of both directions (double math, f32 operands, dense output ctx [B, T, NH*HS] and
 // dense dq/dk/dv [B, T, NH*HS] ADDED into), for the tests.

@@ -74,6 +74,29 @@ void apply_dropout(float* out, bf16* out_b, const float* inp, int64_t n, const k
   if (out_b) to_bf16(out_b, out, n);
 }
 
+// Dropout over [N, width] token rows. Padded (cu empty): one call. Packed: one call per sequence, drawing the
+// counters its rows have in the padded [B, T, width] layout (row streams: sequence b's own stream).
+void apply_dropout_rows(float* out, bf16* out_b, const float* inp, int64_t N, int64_t width, int64_t T,
+                        const std::vector<int64_t>& cu, const kernels::DropoutSite& site) {
+  if (cu.empty() || site.p == 0.0f) {
+    apply_dropout(out, out_b, inp, N * width, site);
+    return;
+  }
+  const int64_t B = static_cast<int64_t>(cu.size()) - 1;
+  for (int64_t b = 0; b < B; ++b) {
+    kernels::DropoutSite s = site;
+    if (site.row_streams) {
+      s.stream = site.row_streams[b];
+      s.row_streams = nullptr;
+      s.row_elems = 0;
+    } else {
+      s.offset += static_cast<uint64_t>(b * T * width);
+    }
+    const int64_t o = cu[b] * width;
+    apply_dropout(out + o, out_b ? out_b + o : nullptr, inp + o, (cu[b + 1] - cu[b]) * width, s);
+  }
+}
+
 // dinp[BT, C] = dout[BT, OC] * weight[OC, C], overwriting: saves zeroing dinp for linear_backward's +=.
 void linear_backward_input(float* dinp, const void* dout_mm, const void* weight, int64_t BT, int64_t C,
                            int64_t OC, DType mm) {
@@ -104,6 +127,7 @@ void linear_backward_params(float* dweight, float* dbias, const float* dout_f32,
 
 struct QaModel::Buffers {
   int64_t B = 0, T = 0;
+  int64_t cap_tokens = 0, cap_probs = 0;  // allocated rows and attention-probability elements per layer
   int64_t bytes = 0;
   std::vector<std::shared_ptr<void>> owners;
   std::vector<LayerActs> layers;  // L + 1: entry L holds only x (the final hidden state)
@@ -114,8 +138,9 @@ struct QaModel::Buffers {
   float* logits = nullptr;   // [N, 2]
   float* dlogits = nullptr;  // [N, 2]
   bf16* dlogits_b = nullptr;
-  float* mask = nullptr;  // [B, T] 0/1
-  float lse_start_end[2] = {0, 0};
+  float* mask = nullptr;    // [B, T] 0/1
+  int64_t N = 0;            // token rows of the last forward
+  std::vector<int64_t> cu;  // packed: sequence b is rows [cu[b], cu[b + 1]); empty when padded
   std::vector<float> lse_s, lse_e;
   // Scratch shared by forward (as temporaries) and backward (as gradients).
   float *dx = nullptr, *dres = nullptr, *dctx = nullptr, *dact = nullptr, *dinter = nullptr, *dqkv = nullptr;
@@ -128,6 +153,7 @@ struct QaModel::Buffers {
   StepOptions opts;
   std::vector<int32_t> ids, type_ids;
   std::vector<int64_t> start_t, end_t;
+  int64_t count_s = 0, count_e = 0;  // packed: sequences whose start / end label counts
 
   template <class T>
   T* alloc(int64_t n) {
@@ -233,22 +259,35 @@ int64_t QaModel::activation_bytes() const {
   return buf_ ? buf_->bytes : 0;
 }
 
-void QaModel::ensure_buffers(int64_t B, int64_t T) {
-  if (buf_ && buf_->B == B && buf_->T == T) return;
+void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems) {
+  // Reused while big enough: packed batches change their token count every step.
+  if (buf_ && buf_->cap_tokens >= tokens && buf_->cap_probs >= probs_elems &&
+      static_cast<int64_t>(buf_->lse_s.size()) >= B) {
+    buf_->B = B;
+    buf_->T = T;
+    return;
+  }
+  if (buf_) {  // grow to cover both the old and the new batch, so alternating shapes settle
+    tokens = std::max(tokens, buf_->cap_tokens);
+    probs_elems = std::max(probs_elems, buf_->cap_probs);
+    B = std::max<int64_t>(B, static_cast<int64_t>(buf_->lse_s.size()));
+  }
   buf_.reset();  // free the old set first: peak memory is one set
   auto b = std::make_unique<Buffers>();
   b->B = B;
   b->T = T;
+  b->cap_tokens = tokens;
+  b->cap_probs = probs_elems;
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
-  const int64_t N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
-  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  const int64_t N = tokens, H = config_.hidden_size, I = config_.intermediate_size;
+  const int64_t L = config_.num_hidden_layers;
   b->layers.resize(L + 1);
   for (int64_t l = 0; l <= L; ++l) {
     LayerActs& a = b->layers[l];
     a.x = b->alloc_dt(N * H, dt);
     if (l == L) break;
     a.qkv = b->alloc_dt(N * 3 * H, dt);
-    a.probs = b->alloc<float>(B * NH * T * T);
+    a.probs = b->alloc<float>(probs_elems);
     a.ctx = b->alloc_dt(N * H, dt);
     a.res1 = b->alloc<float>(N * H);
     a.mean1 = b->alloc<float>(N);
@@ -295,15 +334,32 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
            " exceeds max_position_embeddings ", config_.max_position_embeddings);
   CT_CHECK((batch.start_positions == nullptr) == (batch.end_positions == nullptr),
            "model forward: start_positions and end_positions must be given together");
+  const bool packed = batch.seq_lens != nullptr;
+  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  std::vector<int64_t> cu;
+  if (packed) {
+    CT_CHECK(batch.attention_mask == nullptr,
+             "model forward: a packed batch (seq_lens) has no padding, so it takes no attention_mask");
+    cu.assign(static_cast<size_t>(B + 1), 0);
+    for (int64_t b = 0; b < B; ++b) {
+      CT_CHECK(batch.seq_lens[b] >= 1 && batch.seq_lens[b] <= T, "model forward: seq_lens[", b, "] is ",
+               batch.seq_lens[b], ", expected 1..", T, " (T = the padded length the packed batch replaces)");
+      cu[b + 1] = cu[b] + batch.seq_lens[b];
+    }
+  }
+  const int64_t N = packed ? cu[B] : B * T;
   if (weights_dirty_) refresh_low_precision_weights();
-  ensure_buffers(B, T);
+  ensure_buffers(B, T, N, packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T);
   Buffers& bf = *buf_;
+  bf.B = B;
+  bf.T = T;
+  bf.N = N;
+  bf.cu = std::move(cu);
   const bool distil = config_.is_distilbert();
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
   const int64_t esz = dtype_size(dt);
-  const int64_t N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
-  const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
+  const int64_t H = config_.hidden_size, I = config_.intermediate_size;
   const float eps = static_cast<float>(config_.layer_norm_eps);
   const kernels::Activation act = kernels::activation_from_name(config_.hidden_act);
 
@@ -349,13 +405,20 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   auto as_bf = [&](char* p) { return lowp ? reinterpret_cast<bf16*>(p) : nullptr; };
 
   // Embeddings -> LayerNorm -> dropout.
-  kernels::embedding_forward(bf.emb_sum, bf.ids.data(), distil ? nullptr : bf.type_ids.data(),
-                             P + layout_.word_emb, P + layout_.pos_emb,
-                             distil ? nullptr : P + layout_.type_emb, B, T, H, config_.vocab_size,
-                             config_.max_position_embeddings, distil ? 0 : config_.type_vocab_size);
+  // Positions restart at 0 in every sequence: packed, each sequence is its own [1, L] batch.
+  for (int64_t b = 0; b < (packed ? B : 1); ++b) {
+    const int64_t r0 = packed ? bf.cu[b] : 0, rows = packed ? bf.cu[b + 1] - r0 : T;
+    kernels::embedding_forward(
+        bf.emb_sum + r0 * H, bf.ids.data() + r0, distil ? nullptr : bf.type_ids.data() + r0,
+        P + layout_.word_emb, P + layout_.pos_emb, distil ? nullptr : P + layout_.type_emb, packed ? 1 : B,
+        rows, H, config_.vocab_size, config_.max_position_embeddings, distil ? 0 : config_.type_vocab_size);
+  }
   kernels::layernorm_forward(xf(0), nullptr, bf.emb_mean, bf.emb_rstd, bf.emb_sum, P + layout_.emb_ln_w,
                              P + layout_.emb_ln_b, N, H, eps);
-  apply_dropout(xf(0), as_bf(bf.layers[0].x), xf(0), N * H, site(p_hidden, 0));
+  auto drop_rows = [&](float* out, bf16* out_b, const float* inp, const kernels::DropoutSite& st) {
+    apply_dropout_rows(out, out_b, inp, N, H, T, bf.cu, st);
+  };
+  drop_rows(xf(0), as_bf(bf.layers[0].x), xf(0), site(p_hidden, 0));
 
   for (int64_t l = 0; l < L; ++l) {
     const LayerOffsets& lo = layout_.layers[l];
@@ -371,10 +434,14 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
     dims.NH = NH;
     dims.HS = H / NH;
     dims.ld_qkv = 3 * H;
-    kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
-                               site(p_attn, sid));
+    if (packed)
+      kernels::attention_forward_varlen(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz,
+                                        bf.cu.data(), dims, dt, site(p_attn, sid));
+    else
+      kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
+                                 site(p_attn, sid));
     kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
-    if (!distil) apply_dropout(tmp, nullptr, tmp, N * H, site(p_hidden, sid + 1));
+    if (!distil) drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 1));
     add_into(a.res1, tmp, xf(l), N * H);
     kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
                                eps);
@@ -383,7 +450,7 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
     kernels::activation_forward(lowp ? bf.dinter : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
                                 N * I, act);
     kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
-    apply_dropout(tmp, nullptr, tmp, N * H, site(p_hidden, sid + 2));
+    drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 2));
     add_into(a.res2, tmp, h1f, N * H);
     kernels::layernorm_forward(xf(l + 1), as_bf(bf.layers[l + 1].x), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
                                P + lo.ln2_b, N, H, eps);
@@ -393,8 +460,7 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   const char* hq = bf.layers[L].x;
   if (distil) {
     float* out = lowp ? bf.dres : reinterpret_cast<float*>(bf.hq);
-    apply_dropout(out, as_bf(bf.hq), xf(L), N * H,
-                  site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
+    drop_rows(out, as_bf(bf.hq), xf(L), site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
     hq = bf.hq;
   }
   kernels::linear_forward(bf.logits, DType::f32, hq, weight(layout_.qa_w), P + layout_.qa_b, N, H, 2, dt);
@@ -408,6 +474,26 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   // HF: positions outside the window clamp to T, which is the ignored index.
   bf.start_t.resize(B);
   bf.end_t.resize(B);
+  if (packed) {
+    // Each sequence's softmax spans its own positions; its length is its ignored index.
+    double sum_s = 0, sum_e = 0;
+    bf.count_s = bf.count_e = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t r0 = bf.cu[b], len = bf.cu[b + 1] - r0;
+      bf.start_t[b] = std::clamp<int64_t>(batch.start_positions[b], 0, len);
+      bf.end_t[b] = std::clamp<int64_t>(batch.end_positions[b], 0, len);
+      const float ls = kernels::cross_entropy_forward(&bf.lse_s[b], bf.logits + 2 * r0, &bf.start_t[b], 1,
+                                                      len, 2 * len, 2, len);
+      const float le = kernels::cross_entropy_forward(&bf.lse_e[b], bf.logits + 2 * r0 + 1, &bf.end_t[b], 1,
+                                                      len, 2 * len, 2, len);
+      if (bf.start_t[b] != len) sum_s += ls, ++bf.count_s;
+      if (bf.end_t[b] != len) sum_e += le, ++bf.count_e;
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float ls = bf.count_s ? static_cast<float>(sum_s / static_cast<double>(bf.count_s)) : nan;
+    const float le = bf.count_e ? static_cast<float>(sum_e / static_cast<double>(bf.count_e)) : nan;
+    return 0.5f * (ls + le);
+  }
   for (int64_t b = 0; b < B; ++b) {
     bf.start_t[b] = std::clamp<int64_t>(batch.start_positions[b], 0, T);
     bf.end_t[b] = std::clamp<int64_t>(batch.end_positions[b], 0, T);
@@ -428,7 +514,11 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
   const int64_t esz = dtype_size(dt);
-  const int64_t B = bf.B, T = bf.T, N = B * T, H = config_.hidden_size, I = config_.intermediate_size;
+  const int64_t B = bf.B, T = bf.T, N = bf.N, H = config_.hidden_size, I = config_.intermediate_size;
+  const bool packed = !bf.cu.empty();
+  auto drop_rows = [&](float* out, bf16* out_b, const float* inp, const kernels::DropoutSite& st) {
+    apply_dropout_rows(out, out_b, inp, N, H, T, bf.cu, st);
+  };
   const int64_t NH = config_.num_attention_heads, L = config_.num_hidden_layers;
   const kernels::Activation act = kernels::activation_from_name(config_.hidden_act);
   const StepOptions& options = bf.opts;
@@ -481,18 +571,34 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
   // QA head.
   prepare(layout_.qa_b, layout_.qa_end);
   zero_f32(bf.dlogits, N * 2);
-  kernels::cross_entropy_backward(bf.dlogits, bf.logits, bf.lse_s.data(), bf.start_t.data(), B, T, 2 * T, 2,
-                                  T, 0.5f * loss_scale);
-  kernels::cross_entropy_backward(bf.dlogits + 1, bf.logits + 1, bf.lse_e.data(), bf.end_t.data(), B, T,
-                                  2 * T, 2, T, 0.5f * loss_scale);
+  if (packed) {
+    // d(mean over counted sequences): each counted sequence gets 1/count of it (the kernel's own count is 1);
+    // with nothing counted every sequence is differentiated as torch does a 0/0 mean (NaN).
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t r0 = bf.cu[b], len = bf.cu[b + 1] - r0;
+      const int64_t* tg[2] = {&bf.start_t[b], &bf.end_t[b]};
+      const float* lse[2] = {&bf.lse_s[b], &bf.lse_e[b]};
+      const int64_t count[2] = {bf.count_s, bf.count_e};
+      for (int k = 0; k < 2; ++k) {
+        if (*tg[k] == len && count[k]) continue;
+        const float d = count[k] ? 0.5f * loss_scale / static_cast<float>(count[k]) : 0.5f * loss_scale;
+        kernels::cross_entropy_backward(bf.dlogits + 2 * r0 + k, bf.logits + 2 * r0 + k, lse[k], tg[k], 1,
+                                        len, 2 * len, 2, len, d);
+      }
+    }
+  } else {
+    kernels::cross_entropy_backward(bf.dlogits, bf.logits, bf.lse_s.data(), bf.start_t.data(), B, T, 2 * T, 2,
+                                    T, 0.5f * loss_scale);
+    kernels::cross_entropy_backward(bf.dlogits + 1, bf.logits + 1, bf.lse_e.data(), bf.end_t.data(), B, T,
+                                    2 * T, 2, T, 0.5f * loss_scale);
+  }
   if (lowp) to_bf16(bf.dlogits_b, bf.dlogits, N * 2);
   float* dh = distil ? bf.dres : bf.dx;
   linear_backward_input(dh, mm(bf.dlogits, bf.dlogits_b), weight(layout_.qa_w), N, H, 2, dt);
   linear_backward_params(G + layout_.qa_w, G + layout_.qa_b, bf.dlogits, mm(bf.dlogits, bf.dlogits_b),
                          distil ? bf.hq : bf.layers[L].x, N, H, 2, dt, accumulate);
   report(layout_.qa_begin, layout_.qa_end);
-  if (distil)
-    apply_dropout(bf.dx, nullptr, bf.dres, N * H, site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
+  if (distil) drop_rows(bf.dx, nullptr, bf.dres, site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
 
   // Encoder layers, last first. bf.dx holds the gradient of the layer's output on entry, of its input on
   // exit.
@@ -507,7 +613,7 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
                                 a.rstd2, N, H);
     report(lo.ln2_w, lo.end);
     copy_f32(bf.dx, bf.dres, N * H);  // residual branch into h1
-    apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 2));
+    drop_rows(bf.dres, bf.dres_b, bf.dres, site(p_hidden, sid + 2));
     linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, N, I,
                            H, dt, accumulate);
@@ -527,7 +633,7 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     report(lo.ln1_w, lo.ffn_in_w);
     copy_f32(bf.dx, bf.dres, N * H);  // residual branch into the layer input
     if (!distil)
-      apply_dropout(bf.dres, bf.dres_b, bf.dres, N * H, site(p_hidden, sid + 1));
+      drop_rows(bf.dres, bf.dres_b, bf.dres, site(p_hidden, sid + 1));
     else if (lowp)
       to_bf16(bf.dres_b, bf.dres, N * H);
     linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), N, H, H, dt);
@@ -542,8 +648,13 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     dims.NH = NH;
     dims.HS = H / NH;
     dims.ld_qkv = 3 * H;
-    kernels::attention_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
-                                a.qkv + 2 * H * esz, a.probs, dims, dt, site(p_attn, sid));
+    if (packed)
+      kernels::attention_backward_varlen(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
+                                         a.qkv + H * esz, a.qkv + 2 * H * esz, a.probs, bf.cu.data(), dims,
+                                         dt, site(p_attn, sid));
+    else
+      kernels::attention_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
+                                  a.qkv + 2 * H * esz, a.probs, dims, dt, site(p_attn, sid));
     if (lowp) to_bf16(bf.dqkv_b, bf.dqkv, N * 3 * H);
     kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x, weight(lo.qkv_w),
                              N, H, 3 * H, dt);
@@ -554,14 +665,17 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
 
   // Embeddings.
   prepare(layout_.emb_begin, layout_.emb_end);
-  apply_dropout(bf.dx, nullptr, bf.dx, N * H, site(p_hidden, 0));
+  drop_rows(bf.dx, nullptr, bf.dx, site(p_hidden, 0));
   zero_f32(bf.dres, N * H);
   kernels::layernorm_backward(bf.dres, G + layout_.emb_ln_w, G + layout_.emb_ln_b, bf.dx, bf.emb_sum,
                               P + layout_.emb_ln_w, bf.emb_mean, bf.emb_rstd, N, H);
   report(layout_.emb_ln_w, layout_.emb_end);
-  kernels::embedding_backward(G + layout_.word_emb, G + layout_.pos_emb,
-                              distil ? nullptr : G + layout_.type_emb, bf.dres, bf.ids.data(),
-                              distil ? nullptr : bf.type_ids.data(), B, T, H);
+  for (int64_t b = 0; b < (packed ? B : 1); ++b) {
+    const int64_t r0 = packed ? bf.cu[b] : 0, rows = packed ? bf.cu[b + 1] - r0 : T;
+    kernels::embedding_backward(G + layout_.word_emb, G + layout_.pos_emb,
+                                distil ? nullptr : G + layout_.type_emb, bf.dres + r0 * H, bf.ids.data() + r0,
+                                distil ? nullptr : bf.type_ids.data() + r0, packed ? 1 : B, rows, H);
+  }
   // nn.Embedding(padding_idx=pad_token_id) never accumulates into the padding row.
   zero_f32(G + layout_.word_emb + config_.pad_token_id * H, H);
   report(layout_.emb_begin, layout_.emb_ln_w);

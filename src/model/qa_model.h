@@ -27,8 +27,17 @@ namespace ct::model {
 enum class Precision { f32, bf16 };
 
 // One batch of features, row-major [B, T]. Pointers are borrowed for the duration of forward/backward.
+//
+// Packed (seq_lens set): the B features are laid end to end with no padding, N = sum(seq_lens) tokens;
+// input_ids/token_type_ids are [N], attention_mask must be null, logits come out [N] in the same order, each
+// feature attends over its own tokens, and its start/end cross-entropy spans its own positions (a label at or
+// past its length is ignored). T is the padded length the batch replaces (every length <= T): dropout then
+// draws exactly the masks the padded batch [B, T] would, so real tokens get the padded computation's values
+// whenever pads cannot change them (HF's dynamic padding: everything but the loss, whose softmax also spans
+// pad positions there).
 struct Batch {
   int64_t B = 0, T = 0;
+  const int32_t* seq_lens = nullptr;  // [B] optional: packed layout (see above)
   const int32_t* input_ids = nullptr;
   const int32_t* token_type_ids = nullptr;   // optional (BERT: zeros when null; DistilBERT: ignored)
   const int32_t* attention_mask = nullptr;   // optional 0/1 (null: attend everywhere)
@@ -80,8 +89,8 @@ class QaModel {
   // Re-initializes just the parameters whose names start with `prefix` (e.g. a fresh "qa_outputs." head).
   void init_weights(uint64_t seed, const std::string& prefix);
 
-  // Runs the model; writes start/end logits [B, T] (either may be null) and returns HF's QA loss, or NaN when
-  // the batch has no positions. Activations are kept for backward().
+  // Runs the model; writes start/end logits [B, T] ([N] packed; either may be null) and returns HF's QA loss,
+  // or NaN when the batch has no positions. Activations are kept for backward().
   float forward(const Batch& batch, const StepOptions& options, float* start_logits, float* end_logits);
 
   // Backward of the last forward's loss times loss_scale. accumulate=false overwrites the gradient slab,
@@ -93,7 +102,7 @@ class QaModel {
 
  private:
   struct Buffers;
-  void ensure_buffers(int64_t B, int64_t T);
+  void ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems);
   void refresh_low_precision_weights();
   const void* weight(int64_t offset) const;  // matmul operand of the run precision
 

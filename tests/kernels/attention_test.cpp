@@ -156,6 +156,71 @@ TEST(Attention, SkippedPaddedKeysGiveTheSameResultAsTheFullComputation) {
   }
 }
 
+// Packed sequences: each attends over its own rows, with the padded layout's dropout counters (drop_T), so
+// real rows equal the masked padded computation's (forward with dropout, and backward with zero gradient on
+// pad rows), whether dropout draws one stream or one stream per sequence.
+TEST(Attention, VarlenEqualsTheMaskedPaddedComputationOnRealRows) {
+  constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
+  const std::vector<int64_t> lens = {40, 13, 33};
+  const std::vector<int64_t> cu = {0, 40, 53, 86};
+  AttentionDims d{b, t, nh, hs, 3 * h, h};
+  auto qkv = test::randn(b * t * 3 * h, 31);
+  std::vector<float> mask(b * t, 0.0f);
+  std::vector<int64_t> real;  // padded row of each packed row
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t j = 0; j < lens[s]; ++j) mask[s * t + j] = 1.0f, real.push_back(s * t + j);
+  const int64_t n = cu[b];
+  std::vector<float> packed(n * 3 * h);
+  for (int64_t r = 0; r < n; ++r) std::copy_n(qkv.data() + real[r] * 3 * h, 3 * h, packed.data() + r * 3 * h);
+  auto dctx = test::randn(b * t * h, 32);
+  for (int64_t r = 0; r < b * t; ++r)
+    if (mask[r] == 0.0f) std::fill_n(dctx.data() + r * h, h, 0.0f);  // pads feed no loss
+  std::vector<float> dctx_packed(n * h);
+  for (int64_t r = 0; r < n; ++r) std::copy_n(dctx.data() + real[r] * h, h, dctx_packed.data() + r * h);
+  const uint64_t streams[b] = {11, 12, 13};
+  for (int mode = 0; mode < 3; ++mode) {
+    DropoutSite drop{mode == 0 ? 0.0f : 0.3f, 9, 4, 1000};
+    if (mode == 2) drop.row_streams = streams, drop.row_elems = nh * t * t;
+    std::vector<float> ctx(b * t * h), probs(b * nh * t * t);
+    attention_forward(ctx.data(), probs.data(), qkv.data(), qkv.data() + h, qkv.data() + 2 * h, mask.data(),
+                      d, DType::f32, drop);
+    ASSERT_EQ(varlen_probs_elems(cu.data(), b, nh), nh * (40 * 40 + 13 * 13 + 33 * 33));
+    std::vector<float> vctx(n * h), vprobs(varlen_probs_elems(cu.data(), b, nh));
+    attention_forward_varlen(vctx.data(), vprobs.data(), packed.data(), packed.data() + h,
+                             packed.data() + 2 * h, cu.data(), d, DType::f32, drop);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < h; ++c)
+        ASSERT_NEAR(vctx[r * h + c], ctx[real[r] * h + c], 1e-5) << "mode " << mode << " row " << r;
+    int64_t p0 = 0;
+    for (int64_t s = 0; s < b; ++s) {
+      const int64_t L = lens[s];
+      for (int64_t hh = 0; hh < nh; ++hh)
+        for (int64_t i = 0; i < L; ++i)
+          for (int64_t j = 0; j < L; ++j)
+            ASSERT_NEAR(vprobs[p0 + (hh * L + i) * L + j], probs[((s * nh + hh) * t + i) * t + j], 1e-6);
+      p0 += nh * L * L;
+    }
+    std::vector<float> dqkv(b * t * 3 * h, 0.0f), vdqkv(n * 3 * h, 0.0f);
+    attention_backward(dqkv.data(), dqkv.data() + h, dqkv.data() + 2 * h, dctx.data(), qkv.data(),
+                       qkv.data() + h, qkv.data() + 2 * h, probs.data(), mask.data(), d, DType::f32, drop);
+    attention_backward_varlen(vdqkv.data(), vdqkv.data() + h, vdqkv.data() + 2 * h, dctx_packed.data(),
+                              packed.data(), packed.data() + h, packed.data() + 2 * h, vprobs.data(),
+                              cu.data(), d, DType::f32, drop);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < 3 * h; ++c)
+        ASSERT_NEAR(vdqkv[r * 3 * h + c], dqkv[real[r] * 3 * h + c],
+                    1e-5 + 1e-4 * std::fabs(dqkv[real[r] * 3 * h + c]))
+            << "mode " << mode << " row " << r << " col " << c;
+  }
+  // A sequence longer than the padded length it replaces is refused.
+  const std::vector<int64_t> bad = {0, 41};
+  AttentionDims one{1, t, nh, hs, 3 * h, h};
+  std::vector<float> buf(41 * 3 * h), out(41 * h), pr(nh * 41 * 41);
+  EXPECT_THROW(attention_forward_varlen(out.data(), pr.data(), buf.data(), buf.data() + h, buf.data() + 2 * h,
+                                        bad.data(), one, DType::f32, DropoutSite{}),
+               Error);
+}
+
 TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {
   Fixture f;
   std::fill(f.mask.begin() + T, f.mask.end(), 0.0f);

@@ -1,0 +1,195 @@
+// Packed (unpadded) batches: the golden models' real tokens laid end to end give PyTorch's logits, and the
+// loss and every gradient of PyTorch's loss with the pads masked out of it (make_golden.py's packed.*); in
+// train mode (dropout everywhere, attention probabilities included) real-token logits equal the padded
+// computation's; a feature's logits do not depend on its batch-mates; bad packed batches fail with one line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "golden_util.h"
+#include "kernels/cpu_features.h"
+#include "model/qa_model.h"
+
+namespace ct::model {
+namespace {
+
+// The golden batch without its padding (right-padded rows: length = attended positions).
+struct Packed {
+  std::vector<int32_t> ids, types, lens, start, end;
+  std::vector<int64_t> padded_index;  // token k of the packed batch is element padded_index[k] of [B, T]
+  Batch batch;
+};
+
+Packed pack(const Golden& g, const std::vector<int64_t>& rows) {
+  Packed p;
+  for (int64_t b : rows) {
+    int32_t len = 0;
+    for (int64_t t = 0; t < g.T; ++t) len += g.mask[b * g.T + t];
+    for (int64_t t = 0; t < len; ++t) {
+      p.ids.push_back(g.ids[b * g.T + t]);
+      p.types.push_back(g.types[b * g.T + t]);
+      p.padded_index.push_back(b * g.T + t);
+    }
+    p.lens.push_back(len);
+    p.start.push_back(g.start[b]);
+    p.end.push_back(g.end[b]);
+  }
+  p.batch.B = static_cast<int64_t>(rows.size());
+  p.batch.T = g.T;
+  p.batch.seq_lens = p.lens.data();
+  p.batch.input_ids = p.ids.data();
+  p.batch.token_type_ids = p.types.data();
+  p.batch.start_positions = p.start.data();
+  p.batch.end_positions = p.end.data();
+  return p;
+}
+
+std::vector<int64_t> all_rows(const Golden& g) {
+  std::vector<int64_t> r;
+  for (int64_t b = 0; b < g.B; ++b) r.push_back(b);
+  return r;
+}
+
+TEST(PackedBatch, GoldenLogitsLossAndGradientsOfTheMaskedLoss) {
+  for (const char* name : {"bert", "distilbert"}) {
+    const Golden g = load_golden(name);
+    QaModel m(g.config, Precision::f32);
+    load_params(m, g);
+    Packed p = pack(g, all_rows(g));
+    const int64_t N = static_cast<int64_t>(p.ids.size());
+    ASSERT_LT(N, g.B * g.T) << "the golden batch must have padding to remove";
+    std::vector<float> s(N), e(N);
+    const float loss = m.forward(p.batch, StepOptions{}, s.data(), e.data());
+    m.backward();
+
+    const auto ref_s = g.file.read_f32("f32.start_logits"), ref_e = g.file.read_f32("f32.end_logits");
+    const double lscale = std::max(max_abs(ref_s.data(), static_cast<int64_t>(ref_s.size())),
+                                   max_abs(ref_e.data(), static_cast<int64_t>(ref_e.size())));
+    std::vector<float> real_s, real_e;
+    for (int64_t k = 0; k < N; ++k) {
+      real_s.push_back(ref_s[p.padded_index[k]]);
+      real_e.push_back(ref_e[p.padded_index[k]]);
+    }
+    EXPECT_LE(rel_err(s.data(), real_s, 1e-2 * lscale), 1e-4) << name << " start logits";
+    EXPECT_LE(rel_err(e.data(), real_e, 1e-2 * lscale), 1e-4) << name << " end logits";
+
+    const float ref_loss = g.file.read_f32("packed.loss").at(0);
+    EXPECT_NEAR(loss, ref_loss, 1e-4 * std::fabs(ref_loss)) << name;
+    // The masked loss is a different number from HF's padded one on this batch (row 2's start label is a
+    // pad position there): the comparison above is not vacuous.
+    EXPECT_GT(std::fabs(ref_loss - g.file.read_f32("f32.loss").at(0)), 1e-3) << name;
+    double scale = 0;
+    for (const ParamInfo& pi : m.params()) {
+      const auto r = g.file.read_f32("packed.grad." + pi.name);
+      scale = std::max(scale, max_abs(r.data(), pi.numel()));
+    }
+    for (const ParamInfo& pi : m.params()) {
+      const auto r = g.file.read_f32("packed.grad." + pi.name);
+      EXPECT_LE(rel_err(m.grads_data() + pi.offset, r, 1e-2 * scale), 1e-4) << name << " grad " << pi.name;
+    }
+  }
+}
+
+// Train mode: every dropout site (embeddings, attention probabilities, hidden outputs, DistilBERT's QA
+// dropout) draws the padded layout's counters, so real tokens see the same masks.
+TEST(PackedBatch, TrainModeLogitsEqualThePaddedComputationOnRealTokens) {
+  for (const char* name : {"bert", "distilbert"}) {
+    const Golden g = load_golden(name);
+    QaModel m(g.config, Precision::f32);
+    load_params(m, g);
+    Packed p = pack(g, all_rows(g));
+    for (bool row_keys : {false, true}) {
+      StepOptions o{true, 17, 3, {}};
+      if (row_keys) o.row_keys = {40, 7, 123};
+      std::vector<float> ps(g.B * g.T), pe(g.B * g.T);
+      m.forward(batch_of(g), o, ps.data(), pe.data());
+      std::vector<float> s(p.ids.size()), e(p.ids.size());
+      m.forward(p.batch, o, s.data(), e.data());
+      for (size_t k = 0; k < s.size(); ++k) {
+        EXPECT_NEAR(s[k], ps[p.padded_index[k]], 1e-5f) << name << " row_keys=" << row_keys << " token " << k;
+        EXPECT_NEAR(e[k], pe[p.padded_index[k]], 1e-5f) << name << " row_keys=" << row_keys << " token " << k;
+      }
+      // And eval differs from train: dropout really ran.
+      std::vector<float> es(p.ids.size());
+      m.forward(p.batch, StepOptions{}, es.data(), nullptr);
+      EXPECT_NE(es, s) << name;
+    }
+  }
+}
+
+TEST(PackedBatch, AFeatureDoesNotDependOnItsBatchMates) {
+  const Golden g = load_golden("bert");
+  QaModel m(g.config, Precision::f32);
+  load_params(m, g);
+  Packed all = pack(g, all_rows(g));
+  Packed one = pack(g, {1});
+  StepOptions o_all{true, 3, 0, {5, 9, 2}}, o_one{true, 3, 0, {9}};
+  std::vector<float> s_all(all.ids.size()), s_one(one.ids.size());
+  m.forward(all.batch, o_all, s_all.data(), nullptr);
+  m.forward(one.batch, o_one, s_one.data(), nullptr);
+  const int64_t first = all.lens[0];
+  for (size_t k = 0; k < s_one.size(); ++k) EXPECT_NEAR(s_one[k], s_all[first + k], 1e-5f) << k;
+}
+
+TEST(PackedBatch, BackwardAccumulatesLikePaddedAndReportsEveryParameter) {
+  const Golden g = load_golden("distilbert");
+  QaModel m(g.config, Precision::f32);
+  load_params(m, g);
+  Packed p = pack(g, all_rows(g));
+  StepOptions o{true, 2, 1, {1, 2, 3}};
+  m.forward(p.batch, o, nullptr, nullptr);
+  m.backward();
+  const std::vector<float> once(m.grads_data(), m.grads_data() + m.num_params());
+  m.forward(p.batch, o, nullptr, nullptr);
+  int64_t reported = 0;
+  m.backward([&](int64_t, int64_t) { ++reported; }, 0.5f, /*accumulate=*/true);
+  EXPECT_EQ(reported, static_cast<int64_t>(m.params().size()));
+  for (int64_t i = 0; i < m.num_params(); ++i)
+    ASSERT_NEAR(m.grads_data()[i], 1.5f * once[i], 1e-6f + 1e-5f * std::fabs(once[i])) << i;
+}
+
+TEST(PackedBatch, Bf16StaysCloseToF32) {
+  if (!kernels::cpu_has_fast_bf16()) GTEST_SKIP() << "no AVX512-BF16/AMX: bf16 runs f32";
+  const Golden g = load_golden("bert");
+  QaModel m32(g.config, Precision::f32), m16(g.config, Precision::bf16);
+  load_params(m32, g);
+  load_params(m16, g);
+  Packed p = pack(g, all_rows(g));
+  std::vector<float> a(p.ids.size()), b(p.ids.size());
+  m32.forward(p.batch, StepOptions{}, a.data(), nullptr);
+  m16.forward(p.batch, StepOptions{}, b.data(), nullptr);
+  EXPECT_LE(rel_err(b.data(), a, 1e-2 * max_abs(a.data(), static_cast<int64_t>(a.size()))), 0.05);
+}
+
+TEST(PackedBatch, BadPackedBatchesThrowOneLineErrors) {
+  const Golden g = load_golden("bert");
+  QaModel m(g.config, Precision::f32);
+  load_params(m, g);
+  Packed p = pack(g, all_rows(g));
+  auto expect_error = [&](const Batch& bad, const std::string& needle) {
+    try {
+      m.forward(bad, StepOptions{}, nullptr, nullptr);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  Batch bad = p.batch;
+  bad.attention_mask = g.mask.data();
+  expect_error(bad, "attention_mask");
+  std::vector<int32_t> lens = p.lens;
+  lens[1] = 0;
+  bad = p.batch;
+  bad.seq_lens = lens.data();
+  expect_error(bad, "seq_lens[1]");
+  lens = p.lens;
+  lens[0] = static_cast<int32_t>(g.T + 1);
+  bad.seq_lens = lens.data();
+  expect_error(bad, "seq_lens[0]");
+}
+
+}  // namespace
+}  // namespace ct::model
