@@ -1,6 +1,10 @@
 #include "core/rng.h"
 
 #include <cmath>
+#include <numeric>
+#include <random>
+
+#include "core/error.h"
 
 namespace ct {
 
@@ -71,6 +75,21 @@ uint64_t Generator::below(uint64_t n) {
   do v = next_u64();
   while (v >= limit);
   return v % n;
+}
+
+std::vector<int64_t> torch_randperm(int64_t n, uint64_t seed) {
+  // Beyond this torch switches to a 64-bit draw and another shuffle, which nothing here needs yet.
+  CT_CHECK(n >= 0 && n < int64_t{0xFFFFFFFF} / 20, "torch_randperm: n = ", n, " is outside [0, 2^32 / 20)");
+  std::vector<int64_t> r(static_cast<size_t>(n));
+  std::iota(r.begin(), r.end(), 0);
+  // std::mt19937 is specified to the bit (its 10000th output is fixed by the standard), as torch's is.
+  std::mt19937 mt(static_cast<uint32_t>(seed));
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    // The modulo's bias is torch's too.
+    const int64_t z = static_cast<int64_t>(mt() % static_cast<uint64_t>(n - i));
+    std::swap(r[static_cast<size_t>(i)], r[static_cast<size_t>(i + z)]);
+  }
+  return r;
 }
 
 }  // namespace ct

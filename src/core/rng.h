@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace ct {
 
@@ -46,5 +47,12 @@ class Generator {
  private:
   State state_;
 };
+
+// torch.randperm(n, generator=torch.Generator().manual_seed(seed)) on CPU, value for value (checked against
+// torch 1.13; 2.x keeps this path for n < 2^32 / 20): torch's CPU generator is a 32-bit mt19937 seeded with
+// the seed's low 32 bits, and randperm swaps r[i] with r[i + mt() % (n - i)]. The --group_by_length order
+// (data/sampler.h) permutes with it, so that it is transformers' for a generator of the same seed. Throws
+// ct::Error for larger n.
+std::vector<int64_t> torch_randperm(int64_t n, uint64_t seed);
 
 }  // namespace ct

@@ -114,6 +114,10 @@ class FlagTable {
     add("eval_steps", &t.eval_steps, "evaluate every N steps (default: logging_steps)");
     add("dataloader_drop_last", &t.dataloader_drop_last, "drop the last incomplete batch");
     add("dataloader_num_workers", &t.dataloader_num_workers, "accepted for compatibility");
+    add("group_by_length", &t.group_by_length,
+        "shuffle in megabatches sorted by feature length (HF's LengthGroupedSampler): less padding");
+    add("length_column_name", &t.length_column_name,
+        "accepted: run_qa's features have no such column, so HF measures input_ids instead");
     add("run_name", &t.run_name, "a name for the run");
     add("disable_tqdm", &t.disable_tqdm, "no progress bar");
     add("load_best_model_at_end", &t.load_best_model_at_end, "not supported");
@@ -520,6 +524,8 @@ nlohmann::json training_args_to_json(const TrainingArguments& t) {
   j["eval_steps"] = t.eval_steps < 0 ? nlohmann::json() : nlohmann::json(t.eval_steps);
   j["dataloader_drop_last"] = t.dataloader_drop_last;
   j["dataloader_num_workers"] = t.dataloader_num_workers;
+  j["group_by_length"] = t.group_by_length;
+  j["length_column_name"] = t.length_column_name;
   j["run_name"] = t.run_name.empty() ? t.output_dir : t.run_name;
   j["disable_tqdm"] = t.disable_tqdm;
   j["load_best_model_at_end"] = t.load_best_model_at_end;

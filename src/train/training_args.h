@@ -83,6 +83,9 @@ struct TrainingArguments {
   double eval_steps = -1;  // None: follows logging_steps
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  bool group_by_length = false;  // train batches of similar feature lengths (data/sampler.h)
+  // HF reads lengths from this dataset column when there is one; run_qa's features have none.
+  std::string length_column_name = "length";
   std::string run_name;
   bool disable_tqdm = false;
   bool load_best_model_at_end = false;

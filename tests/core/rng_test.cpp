@@ -43,6 +43,24 @@ TEST(Generator, StateRoundTripResumesSequence) {
   for (int i = 0; i < 1000; ++i) EXPECT_LT(g.below(7), 7u);
 }
 
+// Expected values printed by Debian's /usr/bin/python3 with torch 1.13:
+//   g = torch.Generator(); g.manual_seed(s); torch.randperm(n, generator=g).tolist()
+TEST(TorchRandperm, MatchesTorchValueForValue) {
+  EXPECT_EQ(torch_randperm(10, 42), (std::vector<int64_t>{2, 6, 1, 8, 4, 5, 0, 9, 3, 7}));
+  const auto p = torch_randperm(1000, 12345);
+  EXPECT_EQ(std::vector<int64_t>(p.begin(), p.begin() + 8),
+            (std::vector<int64_t>{690, 394, 777, 772, 676, 857, 14, 924}));
+  int64_t weighted = 0;  // sum(i * p[i]) over the whole permutation, from the same torch call
+  for (size_t i = 0; i < p.size(); ++i) weighted += static_cast<int64_t>(i) * p[i];
+  EXPECT_EQ(weighted, 248872991);
+  // torch's mt19937 keeps the seed's low 32 bits.
+  const auto q = torch_randperm(50, 7);
+  EXPECT_EQ(std::vector<int64_t>(q.begin(), q.begin() + 4), (std::vector<int64_t>{15, 7, 27, 19}));
+  EXPECT_EQ(torch_randperm(50, (uint64_t{1} << 32) + 7), q);
+  EXPECT_TRUE(torch_randperm(0, 1).empty());
+  EXPECT_EQ(torch_randperm(1, 1), std::vector<int64_t>{0});
+}
+
 TEST(Bf16, RoundsToNearestEven) {
   EXPECT_EQ(f32_to_bf16_bits(1.0f), 0x3f80);
   // 1 + 2^-8 is exactly halfway between bf16 1.0 and 1.0078125: ties go to the even mantissa (1.0).

@@ -189,6 +189,24 @@ TEST(TrainingArgs, EvalStrategyImpliesDoEvalAndJsonHasHfKeys) {
   EXPECT_TRUE(j["save_total_limit"].is_null());
 }
 
+TEST(TrainingArgs, GroupByLengthAsHf) {
+  auto a = parse_qa_args(base());
+  EXPECT_FALSE(a.training.group_by_length);
+  EXPECT_EQ(a.training.length_column_name, "length");
+  auto j = ct::train::training_args_to_json(a.training);
+  EXPECT_EQ(j["group_by_length"], false);
+  EXPECT_EQ(j["length_column_name"], "length");
+  for (const auto& argv :
+       {with({"--group_by_length"}), with({"--group_by_length", "True"}), with({"--group-by-length=true"})})
+    EXPECT_TRUE(parse_qa_args(argv).training.group_by_length);
+  EXPECT_FALSE(parse_qa_args(with({"--group_by_length", "false"})).training.group_by_length);
+  a = parse_qa_args(with({"--group_by_length", "--length_column_name", "n_tokens"}));
+  j = ct::train::training_args_to_json(a.training);
+  EXPECT_EQ(j["group_by_length"], true);
+  EXPECT_EQ(j["length_column_name"], "n_tokens");
+  EXPECT_NE(ct::train::qa_args_help().find("--group_by_length (default: false)"), std::string::npos);
+}
+
 TEST(TrainingArgs, HelpListsFlagsWithDefaults) {
   auto a = parse_qa_args({"--help"});
   EXPECT_TRUE(a.help);
