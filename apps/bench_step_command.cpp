@@ -1,7 +1,8 @@
 // `coretrain bench step`: times full training steps (forward, backward, grad clipping, AdamW) of a BERT (or
-// DistilBERT) QA model on random tokens and prints samples/s, ms/step, model-FLOP utilization against the
-// matmul peak measured on this machine in the same run, and peak RSS. bench/step_vs_torch.py runs it beside
-// PyTorch and prints the ratio.
+// DistilBERT) QA model on random tokens and prints samples/s, ms/step, model-FLOP utilization on real tokens
+// against the matmul peak measured on this machine in the same run, and peak RSS. --lengths gives rows real
+// lengths (the rest padding), --packed runs them unpadded (tokens end to end). bench/step_vs_torch.py runs it
+// beside PyTorch and prints the ratio.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "kernels/grad_norm.h"
 #include "kernels/optimizer.h"
 #include "kernels/peak.h"
+#include "model/flops.h"
 #include "model/qa_model.h"
 
 namespace {
@@ -32,20 +34,13 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-// Matmul FLOPs of one forward pass (the model-FLOP convention: backward costs twice forward).
-double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T) {
-  const double N = static_cast<double>(B * T), H = static_cast<double>(c.hidden_size);
-  const double I = static_cast<double>(c.intermediate_size);
-  const double per_layer = 2 * N * H * 3 * H + 2 * N * H * H + 2 * 2 * N * H * I + 2 * 2 * N * T * H;
-  return per_layer * static_cast<double>(c.num_hidden_layers) + 2 * N * H * 2;
-}
-
 int run_bench_step(int argc, char** argv) {
   CLI::App app{"Time BERT QA training steps (forward, backward, clip, AdamW) on random tokens",
                "coretrain bench step"};
   int64_t layers = 12, hidden = 768, heads = 12, intermediate = 3072, seq = 384, batch = 4, vocab = 30522;
   int steps = 3, warmup = 1;
-  bool bf16 = false, distilbert = false;
+  bool bf16 = false, distilbert = false, packed = false;
+  std::vector<int64_t> lengths;
   uint64_t seed = 42;
   app.add_option("--layers", layers, "encoder layers")->transform(ct::app::kPositiveSize);
   app.add_option("--hidden", hidden, "hidden size")->transform(ct::app::kPositiveSize);
@@ -59,6 +54,13 @@ int run_bench_step(int argc, char** argv) {
   app.add_option("--seed", seed, "init / data / dropout seed");
   app.add_flag("--bf16", bf16, "bf16 matmuls with f32 master weights (autocast-style)");
   app.add_flag("--distilbert", distilbert, "DistilBERT instead of BERT (no token types)");
+  app.add_option(
+         "--lengths", lengths,
+         "real tokens of each row, cycled over the batch (default: every row --seq long); the rest is "
+         "padding")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--packed", packed, "run the rows unpadded, tokens end to end (--pad_to_max_length False)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +77,10 @@ int run_bench_step(int argc, char** argv) {
   c.max_position_embeddings = std::max<int64_t>(512, seq);
   c.type_vocab_size = distilbert ? 0 : 2;
   CT_CHECK(hidden % heads == 0, "--hidden ", hidden, " is not divisible by --heads ", heads);
+  if (lengths.empty()) lengths.push_back(seq);
+  for (int64_t len : lengths) CT_CHECK(len <= seq, "--lengths: ", len, " is longer than --seq ", seq);
+  std::vector<int64_t> row_len(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) row_len[b] = lengths[static_cast<size_t>(b) % lengths.size()];
 
   ct::model::QaModel model(c, bf16 ? Precision::bf16 : Precision::f32);
   model.init_weights(seed);
@@ -83,22 +89,37 @@ int run_bench_step(int argc, char** argv) {
   // Random features: a question segment then a context segment, a span inside the context.
   ct::Generator gen(seed + 1);
   const int64_t N = batch * seq;
-  std::vector<int32_t> ids(N), types(N), mask(N, 1), start(batch), end(batch);
+  std::vector<int32_t> ids(N, 0), types(N, 0), mask(N, 0), start(batch), end(batch), lens32;
+  int64_t real_tokens = 0;
   for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t t = 0; t < seq; ++t) {
+    const int64_t len = row_len[b];
+    for (int64_t t = 0; t < len; ++t) {
       ids[b * seq + t] = static_cast<int32_t>(1 + gen.below(static_cast<uint64_t>(vocab - 1)));
-      types[b * seq + t] = t >= seq / 4 ? 1 : 0;
+      types[b * seq + t] = t >= len / 4 ? 1 : 0;
+      mask[b * seq + t] = 1;
     }
     start[b] =
-        static_cast<int32_t>(seq / 4 + gen.below(static_cast<uint64_t>(std::max<int64_t>(1, seq / 2))));
-    end[b] = static_cast<int32_t>(std::min<int64_t>(seq - 1, start[b] + gen.below(8)));
+        static_cast<int32_t>(len / 4 + gen.below(static_cast<uint64_t>(std::max<int64_t>(1, len / 2))));
+    end[b] = static_cast<int32_t>(std::min<int64_t>(len - 1, start[b] + gen.below(8)));
+    real_tokens += len;
+    lens32.push_back(static_cast<int32_t>(len));
+  }
+  if (packed) {  // the real tokens end to end
+    std::vector<int32_t> pi, pt;
+    for (int64_t b = 0; b < batch; ++b) {
+      pi.insert(pi.end(), ids.begin() + b * seq, ids.begin() + b * seq + row_len[b]);
+      pt.insert(pt.end(), types.begin() + b * seq, types.begin() + b * seq + row_len[b]);
+    }
+    ids = std::move(pi);
+    types = std::move(pt);
   }
   ct::model::Batch bt;
   bt.B = batch;
   bt.T = seq;
   bt.input_ids = ids.data();
   bt.token_type_ids = distilbert ? nullptr : types.data();
-  bt.attention_mask = mask.data();
+  bt.attention_mask = packed ? nullptr : mask.data();
+  bt.seq_lens = packed ? lens32.data() : nullptr;
   bt.start_positions = start.data();
   bt.end_positions = end.data();
 
@@ -112,11 +133,12 @@ int run_bench_step(int argc, char** argv) {
 
   std::printf(
       "bench step: %s QA, %lld layers, hidden %lld, heads %lld, intermediate %lld, seq %lld, batch %lld, "
-      "vocab %lld, %s, %d threads, %lld parameters\n",
+      "vocab %lld, %s, %d threads, %lld parameters, %lld real tokens of %lld (%s)\n",
       c.model_type.c_str(), static_cast<long long>(layers), static_cast<long long>(hidden),
       static_cast<long long>(heads), static_cast<long long>(intermediate), static_cast<long long>(seq),
       static_cast<long long>(batch), static_cast<long long>(vocab), ran_bf16 ? "bf16" : "f32",
-      ct::num_threads(), static_cast<long long>(P));
+      ct::num_threads(), static_cast<long long>(P), static_cast<long long>(real_tokens),
+      static_cast<long long>(N), packed ? "packed" : "padded");
   std::fflush(stdout);
 
   std::vector<double> times;
@@ -147,21 +169,24 @@ int run_bench_step(int argc, char** argv) {
   for (double t : times) total += t;
   const double sec_per_step = total / static_cast<double>(times.size());
   const double samples_per_s = static_cast<double>(batch) / sec_per_step;
-  const double model_flops = 3.0 * forward_matmul_flops(c, batch, seq);
+  const double model_flops = 3.0 * ct::model::forward_matmul_flops(c, row_len);  // real tokens only
   const double achieved = model_flops / sec_per_step / 1e9;
   const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
   // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
   const double peak = ct::kernels::measure_matmul_gflops(ran_bf16 ? ct::DType::bf16 : ct::DType::f32, N,
                                                          intermediate, hidden, 5);
   std::printf(
-      "samples/s %.3f  ms/step %.1f  model GFLOP/s %.1f  matmul peak %.1f GFLOP/s  MFU %.1f%%  "
-      "peak RSS %.0f MB\n",
-      samples_per_s, sec_per_step * 1e3, achieved, peak, 100.0 * achieved / peak, rss_mb);
+      "samples/s %.3f  real tokens/s %.0f  ms/step %.1f  model GFLOP/s %.1f  matmul peak %.1f GFLOP/s  MFU "
+      "%.1f%% (real tokens)  peak RSS %.0f MB\n",
+      samples_per_s, static_cast<double>(real_tokens) / sec_per_step, sec_per_step * 1e3, achieved, peak,
+      100.0 * achieved / peak, rss_mb);
   std::printf(
       "json: {\"samples_per_s\": %.4f, \"ms_per_step\": %.2f, \"model_gflops\": %.2f, \"peak_gflops\": %.2f, "
-      "\"mfu\": %.4f, \"peak_rss_mb\": %.1f, \"precision\": \"%s\", \"threads\": %d, \"loss\": %.5f}\n",
+      "\"mfu\": %.4f, \"peak_rss_mb\": %.1f, \"precision\": \"%s\", \"threads\": %d, \"loss\": %.5f, "
+      "\"real_tokens\": %lld, \"padded_tokens\": %lld, \"packed\": %s}\n",
       samples_per_s, sec_per_step * 1e3, achieved, peak, achieved / peak, rss_mb, ran_bf16 ? "bf16" : "f32",
-      ct::num_threads(), loss);
+      ct::num_threads(), loss, static_cast<long long>(real_tokens), static_cast<long long>(N),
+      packed ? "true" : "false");
   return 0;
 }
 

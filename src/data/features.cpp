@@ -190,4 +190,27 @@ Batch FeatureSet::collate(std::span<const int64_t> indices) const {
   return b;
 }
 
+Batch FeatureSet::collate_packed(std::span<const int64_t> indices) const {
+  Batch b;
+  b.batch_size = static_cast<int64_t>(indices.size());
+  int64_t t = 0;
+  for (int64_t i : indices) t = std::max(t, length(i));
+  const int64_t m = options_.pad_to_multiple_of;
+  if (m > 0) t = (t + m - 1) / m * m;
+  b.seq_len = t;
+  for (int64_t i : indices) {
+    CT_ASSERT(i >= 0 && i < size());
+    const Feature& f = features_[static_cast<size_t>(i)];
+    const std::vector<int32_t> ids = input_ids(i);
+    const int64_t cs = context_start(i);
+    for (size_t k = 0; k < ids.size(); ++k) b.token_type_ids.push_back(static_cast<int64_t>(k) >= cs ? 1 : 0);
+    b.input_ids.insert(b.input_ids.end(), ids.begin(), ids.end());
+    b.lengths.push_back(static_cast<int32_t>(ids.size()));
+    b.start_positions.push_back(f.start_position);
+    b.end_positions.push_back(f.end_position);
+    b.feature_indices.push_back(i);
+  }
+  return b;
+}
+
 }  // namespace ct::data

@@ -56,6 +56,9 @@ struct Batch {
   std::vector<int64_t> start_positions;
   std::vector<int64_t> end_positions;
   std::vector<int64_t> feature_indices;
+  // Packed batches (collate_packed): the rows' tokens end to end, one length per row, no attention_mask;
+  // seq_len is then the length dynamic padding would pad to. Empty for padded batches.
+  std::vector<int32_t> lengths;
 };
 
 class FeatureSet {
@@ -89,6 +92,8 @@ class FeatureSet {
 
   // Rows for `indices` (feature indices), padded to max_seq_length or to the longest row (dynamic padding).
   Batch collate(std::span<const int64_t> indices) const;
+  // The same rows with no padding at all (--pad_to_max_length False): tokens end to end, `lengths` set.
+  Batch collate_packed(std::span<const int64_t> indices) const;
 
  private:
   friend class FeatureSetIO;  // feature_cache.cpp: the on-disk form

@@ -12,8 +12,10 @@
 #include "data/squad_metrics.h"
 #include "kernels/grad_norm.h"
 #include "kernels/optimizer.h"
+#include "kernels/peak.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/flops.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
 #include "train/stop_signal.h"
@@ -47,6 +49,7 @@ ModelBatch to_model_batch(const data::Batch& b, bool labels) {
   m.batch.input_ids = b.input_ids.data();
   m.batch.token_type_ids = b.token_type_ids.empty() ? nullptr : b.token_type_ids.data();
   m.batch.attention_mask = b.attention_mask.empty() ? nullptr : b.attention_mask.data();
+  m.batch.seq_lens = b.lengths.empty() ? nullptr : b.lengths.data();
   if (labels) {
     m.start.assign(b.start_positions.begin(), b.start_positions.end());
     m.end.assign(b.end_positions.begin(), b.end_positions.end());
@@ -63,6 +66,28 @@ std::vector<kernels::SlabRange> decay_ranges(const std::vector<model::ParamInfo>
       out.back().numel += p.numel();
     else
       out.push_back({p.offset, p.numel(), p.decay});
+  }
+  return out;
+}
+
+// --pad_to_max_length False: no pad rows at all (tokens end to end), rather than HF's per-batch padding.
+data::Batch collate_for_model(const data::FeatureSet& fs, std::span<const int64_t> indices) {
+  return fs.options().pad_to_max_length ? fs.collate(indices) : fs.collate_packed(indices);
+}
+
+// Real tokens of each row of a collated batch (what the model-FLOP count covers).
+std::vector<int64_t> real_lengths(const data::Batch& b) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < b.batch_size; ++r) {
+    if (!b.lengths.empty()) {
+      out.push_back(b.lengths[static_cast<size_t>(r)]);
+    } else if (b.attention_mask.empty()) {
+      out.push_back(b.seq_len);
+    } else {
+      int64_t n = 0;
+      for (int64_t t = 0; t < b.seq_len; ++t) n += b.attention_mask[static_cast<size_t>(r * b.seq_len + t)];
+      out.push_back(n);
+    }
   }
   return out;
 }
@@ -205,6 +230,10 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   so.world = dist_.world;
   so.seed = static_cast<uint64_t>(t.resolved_data_seed());
   so.drop_last = t.dataloader_drop_last;
+  if (t.group_by_length) {  // HF's LengthGroupedSampler(train_batch_size * gradient_accumulation_steps)
+    for (int64_t i = 0; i < so.num_samples; ++i) so.lengths.push_back(train.features.length(i));
+    so.group_batch_size = t.per_device_train_batch_size * t.gradient_accumulation_steps;
+  }
   data::DistributedSampler sampler(so);
   const int64_t batches_per_epoch = sampler.num_batches();
   if (batches_per_epoch == 0)
@@ -258,6 +287,14 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   }
 
   const double flos_tok = flos_per_token(model_);
+  // MFU on real tokens: this rank's model FLOPs (3x forward, pads not counted) over the matmul peak measured
+  // here, now, at the model's FFN shape in the run's precision (what `coretrain bench step` divides by).
+  const DType run_dt = model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32;
+  const double peak_gflops = kernels::measure_matmul_gflops(
+      run_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
+      model_.config().intermediate_size, model_.config().hidden_size, 3);
+  double model_flops = 0;
+  int64_t real_tokens = 0, padded_tokens = 0;
   const auto t0 = Clock::now();
   const int64_t start_step = state_.global_step;
   double tr_loss = 0, total_loss = 0;
@@ -285,8 +322,12 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
     double group_loss = 0;
     for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
       const auto& sb = batches[bi];
-      auto db = train.features.collate(sb.indices);
+      auto db = collate_for_model(train.features, sb.indices);
       auto mb = to_model_batch(db, /*labels=*/true);
+      const auto lens = real_lengths(db);
+      for (int64_t len : lens) real_tokens += len;
+      padded_tokens += db.batch_size * db.seq_len;
+      model_flops += 3.0 * model::forward_matmul_flops(model_.config(), lens);
       model::StepOptions so_step;
       so_step.train = true;
       so_step.seed = seed;
@@ -301,10 +342,12 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
                       1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
       ++micro_in_epoch;
       ++group;
-      // Counted as world x this rank's batch shape (exact with fixed padding; with dynamic padding the ranks'
-      // batch lengths differ and this is an estimate, kept so that no collective runs per micro-step).
-      state_.num_input_tokens_seen += db.batch_size * db.seq_len * dist_.world;
-      state_.total_flos += flos_tok * static_cast<double>(db.batch_size * db.seq_len * dist_.world);
+      // Counted as world x this rank's input_ids (exact with fixed padding; with dynamic padding or packed
+      // batches the ranks' token counts differ and this is an estimate, kept so that no collective runs per
+      // micro-step). Packed batches count the tokens they have: no pads.
+      const int64_t batch_tokens = static_cast<int64_t>(db.input_ids.size());
+      state_.num_input_tokens_seen += batch_tokens * dist_.world;
+      state_.total_flos += flos_tok * static_cast<double>(batch_tokens * dist_.world);
       group_loss += static_cast<double>(loss) / static_cast<double>(accum);
       const bool last_of_epoch = micro_in_epoch == batches_per_epoch;
       if (group < accum && !last_of_epoch) continue;
@@ -330,7 +373,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         const double elapsed = seconds_since(t0);
         const double steps_done = static_cast<double>(state_.global_step - start_step);
         std::string extra =
-            str(round_to(steps_done * static_cast<double>(global_batch) / elapsed, 2), " samples/s");
+            str(round_to(steps_done * static_cast<double>(global_batch) / elapsed, 2), " samples/s, MFU ",
+                static_cast<int>(std::lround(100.0 * model_flops / elapsed / 1e9 / peak_gflops)), "%");
         if (reducer_)
           extra += str(", comm ", static_cast<int>(std::lround(100.0 * step_comm_s / elapsed)), "%");
         progress.set_extra(extra);
@@ -403,6 +447,16 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   metrics["total_flos"] = state_.total_flos;
   metrics["train_loss"] = train_loss;
   log(metrics);
+  if (writes_files() && runtime > 0)
+    log::info(
+        "Throughput on real tokens (rank 0): ", static_cast<int64_t>(std::llround(real_tokens / runtime)),
+        " tokens/s, ", real_tokens, " of ", padded_tokens, " batch positions real (",
+        round_to(100.0 * static_cast<double>(real_tokens) / std::max<double>(1, padded_tokens), 1), "%, ",
+        args_.data.pad_to_max_length ? "padded" : "packed: no pad rows computed", "); model ",
+        round_to(model_flops / runtime / 1e9, 1), " GFLOP/s, MFU ",
+        round_to(100.0 * model_flops / runtime / 1e9 / peak_gflops, 1), "% of the ",
+        run_dt == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (", round_to(peak_gflops, 1),
+        " GFLOP/s)");
   if (reducer_ && writes_files())
     log::info("DDP: ", dist_.world, " ranks, ", round_to(num_samples / runtime / dist_.world, 3),
               " samples/s per rank, gradient communication left exposed after backward ",
@@ -451,18 +505,23 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
     const int64_t b0 = (k * W + dist_.rank) * bs;
     std::vector<int64_t> idx;
     for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
-    auto db = eval.features.collate(idx);
+    auto db = collate_for_model(eval.features, idx);
     auto mb = to_model_batch(db, /*labels=*/false);
-    s.resize(static_cast<size_t>(db.batch_size * db.seq_len));
+    s.resize(db.input_ids.size());
     e.resize(s.size());
     model::StepOptions so;
     so.train = false;
     model_.forward(mb.batch, so, s.data(), e.data());
     CT_ASSERT(db.seq_len <= T);
     float* slot = local.data() + k * slot_floats;
+    // Rows padded (fixed stride seq_len) or packed (each its own length; the rest of its row stays -100, as
+    // HF pads logits across batches).
+    int64_t from_row = 0;
     for (int64_t r = 0; r < db.batch_size; ++r) {
-      std::copy_n(s.data() + r * db.seq_len, db.seq_len, slot + r * T);
-      std::copy_n(e.data() + r * db.seq_len, db.seq_len, slot + (bs + r) * T);
+      const int64_t len = db.lengths.empty() ? db.seq_len : db.lengths[static_cast<size_t>(r)];
+      std::copy_n(s.data() + from_row, len, slot + r * T);
+      std::copy_n(e.data() + from_row, len, slot + (bs + r) * T);
+      from_row += len;
     }
   }
   std::vector<float> all;

@@ -211,6 +211,37 @@ TEST(Features, CollatePadsToMaxOrDynamically) {
   EXPECT_EQ(FeatureSet::build(ex, tok, dyn).collate(only0).seq_len, 8);
 }
 
+TEST(Features, CollatePackedLaysRowsEndToEndWithoutPadding) {
+  const auto tok = small_tokenizer();
+  std::vector<Example> ex = {example(words(3), "q1", "w1", 3), example(words(6), "q1 q2 q3", "w5", 15)};
+  FeatureOptions dyn = opt(16, 4);
+  dyn.pad_to_max_length = false;
+  FeatureSet fs = FeatureSet::build(ex, tok, dyn);
+  std::vector<int64_t> idx = {1, 0};
+  const Batch padded = fs.collate(idx);
+  const Batch p = fs.collate_packed(idx);
+  EXPECT_EQ(p.batch_size, 2);
+  EXPECT_EQ(p.seq_len, padded.seq_len);  // the length dynamic padding pads to (keys dropout counters)
+  EXPECT_EQ(p.lengths, (std::vector<int32_t>{12, 7}));
+  EXPECT_TRUE(p.attention_mask.empty());
+  ASSERT_EQ(p.input_ids.size(), 19u);
+  // Every real token of the padded batch, in order, and nothing else.
+  std::vector<int32_t> ids, types;
+  for (int64_t r = 0; r < padded.batch_size; ++r)
+    for (int64_t k = 0; k < padded.seq_len; ++k)
+      if (padded.attention_mask[static_cast<size_t>(r * padded.seq_len + k)]) {
+        ids.push_back(padded.input_ids[static_cast<size_t>(r * padded.seq_len + k)]);
+        types.push_back(padded.token_type_ids[static_cast<size_t>(r * padded.seq_len + k)]);
+      }
+  EXPECT_EQ(p.input_ids, ids);
+  EXPECT_EQ(p.token_type_ids, types);
+  EXPECT_EQ(p.start_positions, padded.start_positions);
+  EXPECT_EQ(p.end_positions, padded.end_positions);
+  EXPECT_EQ(p.feature_indices, idx);
+  dyn.pad_to_multiple_of = 8;
+  EXPECT_EQ(FeatureSet::build(ex, tok, dyn).collate_packed(idx).seq_len, 16);
+}
+
 TEST(Features, KeepFirstAfterCreation) {
   const auto tok = small_tokenizer();
   FeatureSet fs = FeatureSet::build({example(words(10), "q1 q2", "", 0)}, tok, opt(9, 2));

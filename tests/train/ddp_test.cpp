@@ -201,6 +201,24 @@ TEST_F(Ddp, ThreeRanksPadTheEpochAndStayInLockstep) {
   EXPECT_EQ(read_json(b + "/train_results.json")["train_samples"], 10);
 }
 
+TEST_F(Ddp, GroupByLengthDealsWholeBatchesInLockstep) {
+  // 10 features, 2 ranks x 2: accelerate's count, ceil(ceil(10 / 2) / 2) = 3 steps, the last round of batches
+  // filled from the epoch's start; every rank takes the same number of steps and the run ends.
+  const std::string a = root_ + "/grouped_2x2", b = root_ + "/plain_2x2";
+  auto extra = std::vector<std::string>{"--max_train_samples", "10", "--max_steps",         "-1",
+                                        "--num_train_epochs",  "1",  "--pad_to_max_length", "false"};
+  run_ranks(2, 2, [&](int) {
+    auto e = extra;
+    e.push_back("--group_by_length");
+    return args(a, 2, e);
+  });
+  run_ranks(2, 2, [&](int) { return args(b, 2, extra); });
+  EXPECT_EQ(read_json(a + "/trainer_state.json")["global_step"], 3);
+  EXPECT_EQ(read_json(a + "/train_results.json")["train_samples"], 10);
+  EXPECT_EQ(read_json(a + "/training_args.json")["group_by_length"], true);
+  EXPECT_GT(max_abs_diff(weights(a), weights(b)), kWeightTolerance);  // another order, other weights
+}
+
 TEST_F(Ddp, ShardedEvaluationWritesByteIdenticalPredictions) {
   const std::string model = root_ + "/eval_model";
   run_ranks(1, 1, [&](int) { return args(model, 4); });

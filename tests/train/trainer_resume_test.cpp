@@ -108,6 +108,23 @@ TEST_F(TrainerRun, ResumeFromCheckpointEndsWithIdenticalWeights) {
   EXPECT_EQ(state["global_step"], 6);
 }
 
+// --group_by_length reaches the sampler (the weights differ from the plain order's), its order is a function
+// of (seed, epoch) so a resumed run skips to the same place, and training_args.json records the flag.
+TEST_F(TrainerRun, GroupByLengthResumesAndIsRecorded) {
+  const std::string a = root_ + "/grouped", b = root_ + "/grouped_resumed", c = root_ + "/ungrouped";
+  const std::vector<std::string> grouped = {"--max_steps", "6", "--pad_to_max_length", "false",
+                                            "--group_by_length"};
+  run(args(a, grouped));
+  auto resumed = grouped;
+  resumed.insert(resumed.end(), {"--resume_from_checkpoint", a + "/checkpoint-3"});
+  run(args(b, resumed));
+  EXPECT_EQ(ct::fs::read_file(a + "/model.safetensors"), ct::fs::read_file(b + "/model.safetensors"));
+  run(args(c, {"--max_steps", "6", "--pad_to_max_length", "false"}));
+  EXPECT_NE(ct::fs::read_file(a + "/model.safetensors"), ct::fs::read_file(c + "/model.safetensors"));
+  EXPECT_EQ(read_json(a + "/training_args.json")["group_by_length"], true);
+  EXPECT_EQ(read_json(c + "/training_args.json")["group_by_length"], false);
+}
+
 // A stop signal seen before a step ends stops the run after that step with a complete checkpoint (even with
 // --save_only_model), as every rank of a job would; an elastic restart with --overwrite_output_dir resumes it
 // and ends with the weights of an uninterrupted run.

@@ -1,0 +1,20 @@
+// Model FLOPs of a QA forward pass, counted on the tokens actually computed: the matmuls (QKV, attention
+// output, FFN, the QA head) per token plus each sequence's two attention products over its own length. The
+// model-FLOP convention of MFU: a training step costs 3x the forward (backward = 2x). Pads are not counted,
+// so the MFU of a padded batch is the utilization on real tokens, the figure that compares with a packed one.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "model/config.h"
+
+namespace ct::model {
+
+// lengths: real tokens of each sequence.
+double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths);
+
+// B sequences of T tokens each.
+double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T);
+
+}  // namespace ct::model

@@ -1,0 +1,30 @@
+// Model FLOPs: the per-token matmuls plus each sequence's attention over its own length.
+#include "model/flops.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace ct::model {
+namespace {
+
+TEST(Flops, BertBaseByHandAndRealTokensOnly) {
+  ModelConfig c;
+  c.hidden_size = 768;
+  c.intermediate_size = 3072;
+  c.num_hidden_layers = 12;
+  c.num_attention_heads = 12;
+  const double H = 768, I = 3072;
+  const double per_token = 12 * (6 * H * H + 2 * H * H + 4 * H * I) + 4 * H;
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, 1, 384), per_token * 384 + 12 * 4 * 384.0 * 384.0 * H);
+  const std::vector<int64_t> same = {384, 384};
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, same), forward_matmul_flops(c, 2, 384));
+  // A 100-token sequence costs less than its padded 384 by more than the token ratio (attention is
+  // quadratic).
+  const std::vector<int64_t> short_one = {100};
+  EXPECT_LT(forward_matmul_flops(c, short_one), forward_matmul_flops(c, 1, 384) * 100.0 / 384.0);
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, std::vector<int64_t>{}), 0.0);
+}
+
+}  // namespace
+}  // namespace ct::model
