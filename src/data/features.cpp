@@ -193,11 +193,9 @@ Batch FeatureSet::collate(std::span<const int64_t> indices) const {
 Batch FeatureSet::collate_packed(std::span<const int64_t> indices) const {
   Batch b;
   b.batch_size = static_cast<int64_t>(indices.size());
-  int64_t t = 0;
-  for (int64_t i : indices) t = std::max(t, length(i));
-  const int64_t m = options_.pad_to_multiple_of;
-  if (m > 0) t = (t + m - 1) / m * m;
-  b.seq_len = t;
+  // max_seq_length, not the batch's longest: it keys the dropout counters, so a feature draws the same masks
+  // whatever its batch-mates (N ranks x b then follow 1 rank x N*b).
+  b.seq_len = options_.max_seq_length;
   for (int64_t i : indices) {
     CT_ASSERT(i >= 0 && i < size());
     const Feature& f = features_[static_cast<size_t>(i)];

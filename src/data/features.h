@@ -57,7 +57,7 @@ struct Batch {
   std::vector<int64_t> end_positions;
   std::vector<int64_t> feature_indices;
   // Packed batches (collate_packed): the rows' tokens end to end, one length per row, no attention_mask;
-  // seq_len is then the length dynamic padding would pad to. Empty for padded batches.
+  // seq_len is then max_seq_length (the padded length every row fits). Empty for padded batches.
   std::vector<int32_t> lengths;
 };
 

@@ -512,13 +512,14 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
     model::StepOptions so;
     so.train = false;
     model_.forward(mb.batch, so, s.data(), e.data());
-    CT_ASSERT(db.seq_len <= T);
+    CT_ASSERT(!db.lengths.empty() || db.seq_len <= T);
     float* slot = local.data() + k * slot_floats;
     // Rows padded (fixed stride seq_len) or packed (each its own length; the rest of its row stays -100, as
     // HF pads logits across batches).
     int64_t from_row = 0;
     for (int64_t r = 0; r < db.batch_size; ++r) {
       const int64_t len = db.lengths.empty() ? db.seq_len : db.lengths[static_cast<size_t>(r)];
+      CT_ASSERT(len <= T);
       std::copy_n(s.data() + from_row, len, slot + r * T);
       std::copy_n(e.data() + from_row, len, slot + (bs + r) * T);
       from_row += len;

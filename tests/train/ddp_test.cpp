@@ -184,6 +184,30 @@ TEST_F(Ddp, NRanksTimesBatchFollowOneRankTimesNBatch) {
   }
 }
 
+// Packed batches (--pad_to_max_length False): no pads anywhere, so the equality holds with dynamic lengths
+// too (padded per batch, the ranks' pads would differ from the single rank's and enter HF's loss).
+TEST_F(Ddp, PackedBatchesNRanksTimesBatchFollowOneRankTimesNBatch) {
+  const std::string base = root_ + "/packed";
+  const std::vector<std::string> packed = {"--pad_to_max_length", "false"};
+  run_ranks(1, 1, [&](int) { return args(base + "_1x4", 4, packed); });
+  run_ranks(2, 2, [&](int) { return args(base + "_2x2", 2, packed); });
+  run_ranks(4, 2, [&](int) { return args(base + "_4x1", 1, packed); });
+  run_ranks(1, 1, [&](int) { return args(base + "_padded_1x4", 4); });
+  const auto ref = weights(base + "_1x4");
+  const auto ref_loss = logged_losses(base + "_1x4");
+  ASSERT_EQ(ref_loss.size(), 6u);
+  for (const char* run : {"_2x2", "_4x1"}) {
+    SCOPED_TRACE(run);
+    EXPECT_LT(max_abs_diff(weights(base + run), ref), kWeightTolerance);
+    const auto loss = logged_losses(base + run);
+    ASSERT_EQ(loss.size(), ref_loss.size());
+    for (size_t i = 0; i < loss.size(); ++i)
+      EXPECT_NEAR(loss[i], ref_loss[i], kLossTolerance) << "step " << i + 1;
+  }
+  // Not vacuous: the padded run's loss spans pad positions, so it trains other weights.
+  EXPECT_GT(max_abs_diff(weights(base + "_padded_1x4"), ref), kWeightTolerance);
+}
+
 TEST_F(Ddp, ThreeRanksPadTheEpochAndStayInLockstep) {
   // 10 features over 3 ranks: torch pads the epoch to 12 (repeating its first two), 4 steps per epoch, the
   // same count as 1 rank x 3. Steps 1-3 see the same features in both runs; step 4 of the 3-rank run holds
@@ -247,6 +271,38 @@ TEST_F(Ddp, ShardedEvaluationWritesByteIdenticalPredictions) {
   }
   EXPECT_EQ(read_json(root_ + "/eval_1/eval_results.json")["eval_f1"],
             read_json(root_ + "/eval_3/eval_results.json")["eval_f1"]);
+}
+
+// Packed evaluation computes only real tokens; pads never win a span, so the predictions are the padded
+// evaluation's.
+TEST_F(Ddp, PackedEvaluationPredictsWhatPaddedEvaluationPredicts) {
+  const std::string model = root_ + "/eval_model_packed";
+  run_ranks(1, 1, [&](int) { return args(model, 4); });
+  auto eval_args = [&](const std::string& out, const char* pad) {
+    return std::vector<std::string>{"--model_name_or_path",
+                                    model,
+                                    "--validation_file",
+                                    root_ + "/dev.json",
+                                    "--do_eval",
+                                    "--output_dir",
+                                    out,
+                                    "--per_device_eval_batch_size",
+                                    "3",
+                                    "--max_seq_length",
+                                    "96",
+                                    "--doc_stride",
+                                    "32",
+                                    "--disable_tqdm",
+                                    "--pad_to_max_length",
+                                    pad};
+  };
+  run_ranks(1, 1, [&](int) { return eval_args(root_ + "/eval_padded", "true"); });
+  run_ranks(2, 2, [&](int) { return eval_args(root_ + "/eval_packed", "false"); });
+  const auto padded = ct::fs::read_file(root_ + "/eval_padded/eval_predictions.json");
+  EXPECT_FALSE(padded.empty());
+  EXPECT_EQ(padded, ct::fs::read_file(root_ + "/eval_packed/eval_predictions.json"));
+  EXPECT_EQ(read_json(root_ + "/eval_padded/eval_results.json")["eval_f1"],
+            read_json(root_ + "/eval_packed/eval_results.json")["eval_f1"]);
 }
 
 TEST_F(Ddp, CheckpointResumesAtAnotherWorldSize) {
