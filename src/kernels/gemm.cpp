@@ -166,6 +166,71 @@ double load_t(DType t, const void* p, int64_t i) {
   return t == DType::f32 ? load<float>(p, i) : load<bf16>(p, i);
 }
 
+// Packed batches change their token count every step, and tokens are the rows (M) of a linear layer and the
+// reduction (K) of its weight gradient. One primitive per count would grow the cache without bound (and
+// create, or JIT, a kernel per count: ~20 ms each here), so an unbatched product whose M or K is not a
+// multiple of kQuantum runs as its multiple-of-kQuantum part plus the remainder zero-padded to kQuantum in a
+// scratch copy: every shape it creates has M and K in multiples of kQuantum.
+constexpr int64_t kQuantum = 64;
+
+// Separate per role: a row tail's product may itself split its reduction.
+thread_local std::vector<char> t_row_a, t_row_c, t_red_a, t_red_b;
+
+void* zeroed(std::vector<char>& v, int64_t bytes) {
+  v.assign(static_cast<size_t>(bytes), 0);
+  return v.data();
+}
+
+void copy_elem(void* dst, int64_t di, const void* src, int64_t si, DType t) {
+  const int64_t n = dtype_size(t);
+  std::memcpy(static_cast<char*>(dst) + di * n, static_cast<const char*>(src) + si * n,
+              static_cast<size_t>(n));
+}
+
+// Rows [m0, M) of C (+)= op(A) op(B) through a kQuantum-row scratch.
+void gemm_row_tail(const Gemm& g, const Layout& l, int64_t m0, const void* a, const void* b, void* c) {
+  const int64_t rem = g.M - m0;
+  Gemm t = g;
+  t.M = kQuantum;
+  t.trans_a = false;
+  t.lda = g.K;
+  t.ldb = l.ldb;
+  t.ldc = g.N;
+  void* as = zeroed(t_row_a, kQuantum * g.K * dtype_size(g.a_type));
+  for (int64_t m = 0; m < rem; ++m)
+    for (int64_t k = 0; k < g.K; ++k)
+      copy_elem(as, m * g.K + k, a, g.trans_a ? k * l.lda + m0 + m : (m0 + m) * l.lda + k, g.a_type);
+  void* cs = zeroed(t_row_c, kQuantum * g.N * dtype_size(g.c_type));
+  if (g.accumulate)
+    for (int64_t m = 0; m < rem; ++m)
+      for (int64_t n = 0; n < g.N; ++n) copy_elem(cs, m * g.N + n, c, (m0 + m) * l.ldc + n, g.c_type);
+  gemm(t, as, b, cs);
+  for (int64_t m = 0; m < rem; ++m)
+    for (int64_t n = 0; n < g.N; ++n) copy_elem(c, (m0 + m) * l.ldc + n, cs, m * g.N + n, g.c_type);
+}
+
+// C += op(A)[:, k0:K] op(B)[k0:K, :] through a kQuantum-deep scratch (f32 C only).
+void gemm_reduction_tail(const Gemm& g, const Layout& l, int64_t k0, const void* a, const void* b, void* c) {
+  const int64_t rem = g.K - k0;
+  Gemm t = g;
+  t.K = kQuantum;
+  t.trans_a = t.trans_b = false;
+  t.lda = kQuantum;
+  t.ldb = g.N;
+  t.ldc = l.ldc;
+  t.accumulate = true;
+  t.bias = nullptr;  // added once, by the first part
+  void* as = zeroed(t_red_a, g.M * kQuantum * dtype_size(g.a_type));
+  void* bs = zeroed(t_red_b, kQuantum * g.N * dtype_size(g.b_type));
+  for (int64_t m = 0; m < g.M; ++m)
+    for (int64_t k = 0; k < rem; ++k)
+      copy_elem(as, m * kQuantum + k, a, g.trans_a ? (k0 + k) * l.lda + m : m * l.lda + k0 + k, g.a_type);
+  for (int64_t k = 0; k < rem; ++k)
+    for (int64_t n = 0; n < g.N; ++n)
+      copy_elem(bs, k * g.N + n, b, g.trans_b ? n * l.ldb + k0 + k : (k0 + k) * l.ldb + n, g.b_type);
+  gemm(t, as, bs, c);
+}
+
 }  // namespace
 
 void gemm(const Gemm& g, const void* a, const void* b, void* c) {
@@ -178,6 +243,29 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     // Nothing to multiply: C = bias or 0 (or unchanged when accumulating).
     CT_CHECK(g.accumulate && !g.bias, "gemm: K = 0 is only supported with accumulate and no bias");
     return;
+  }
+  if (g.batch == 1 && g.batch_outer == 1) {
+    if (g.M > kQuantum && g.M % kQuantum != 0) {  // rows are independent: the bulk, then the tail
+      Gemm top = g;
+      top.M = g.M / kQuantum * kQuantum;
+      top.lda = l.lda;
+      top.ldb = l.ldb;
+      top.ldc = l.ldc;
+      gemm(top, a, b, c);
+      gemm_row_tail(g, l, top.M, a, b, c);
+      return;
+    }
+    // Splitting the reduction adds a partial sum into C: only where C is f32 (no second rounding to bf16).
+    if (g.K > kQuantum && g.K % kQuantum != 0 && g.c_type == DType::f32) {
+      Gemm top = g;
+      top.K = g.K / kQuantum * kQuantum;
+      top.lda = l.lda;
+      top.ldb = l.ldb;
+      top.ldc = l.ldc;
+      gemm(top, a, b, c);
+      gemm_reduction_tail(g, l, top.K, a, b, c);
+      return;
+    }
   }
   Entry& e = get_entry(g, l);
   auto& rt = runtime();

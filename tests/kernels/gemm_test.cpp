@@ -162,6 +162,46 @@ TEST(Gemm, PrimitivesAreCachedPerDescriptor) {
   EXPECT_EQ(gemm_cache_size(), n + 1);
 }
 
+// Row counts and reductions past 64 that are not multiples of it run split (packed batches change them every
+// step): same results in every layout, with bias and accumulate, and few primitives for many counts.
+TEST(Gemm, VaryingRowAndReductionCountsSplitExactlyAndKeepTheCacheSmall) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool acc : {false, true}) {
+        Gemm g;
+        g.M = 150;
+        g.N = 19;
+        g.K = 133;
+        g.trans_a = ta;
+        g.trans_b = tb;
+        g.accumulate = acc;
+        g.bias = acc ? nullptr : reinterpret_cast<const float*>(1);  // run_case supplies the bias
+        run_case(
+            g, 150 * 133, 19 * 133, 150 * 19, 1e-4,
+            std::string("ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0") + " acc=" + (acc ? "1" : "0"));
+      }
+  // Linear forward and weight gradient over 200 token counts.
+  std::vector<float> x = randn(400 * 32, 7), w = randn(48 * 32, 8), y(400 * 48), dw(48 * 32);
+  const int64_t before = gemm_cache_size();
+  for (int64_t tokens = 201; tokens <= 400; ++tokens) {
+    Gemm f;  // y[tokens, 48] = x[tokens, 32] w^T
+    f.M = tokens;
+    f.N = 48;
+    f.K = 32;
+    f.trans_b = true;
+    gemm(f, x.data(), w.data(), y.data());
+    Gemm d;  // dw[48, 32] = y^T x, reduced over tokens
+    d.M = 48;
+    d.N = 32;
+    d.K = tokens;
+    d.trans_a = true;
+    d.lda = 48;
+    gemm(d, y.data(), x.data(), dw.data());
+  }
+  // Per product: the multiples of 64 in range (192 ... 384) plus one 64-deep tail shape, not 200 shapes each.
+  EXPECT_LE(gemm_cache_size() - before, 2 * (4 + 1));
+}
+
 TEST(Gemm, ConcurrentCallersShareTheCacheSafely) {
   // Comm worker threads never multiply, but the cache must still be safe for any caller.
   std::vector<std::thread> threads;
