@@ -21,7 +21,8 @@ What it does, in order:
           [--bf16 --bf16_full_eval]
     train features/s = train_samples_per_second of train_results.json (HF's definition: S * B / train_runtime,
     the first step included); eval features/s = eval_samples_per_second of eval_results.json. The feature counts
-    in those files (train_samples, eval_samples) must equal the generator's, else the script fails.
+    in those files (train_samples, eval_samples) must equal the generator's, and `coretrain bench tokenize` must
+    count the generator's question + context tokens (so every word is one wordpiece), else the script fails.
  4. PyTorch, a separate process with the same thread count (torch.set_num_threads; OMP_NUM_THREADS for both):
     scripts/torch_reference.py's BertForQuestionAnswering from the same config, AdamW with HF's no-decay groups,
     linear LR decay, clip_grad_norm_(1.0) (as bench/step_vs_torch.py), bf16 as torch.autocast("cpu", bfloat16).
@@ -254,6 +255,32 @@ def matmul_peak(a, env):
     return f32, isa, bf16_ok, bf16_note
 
 
+def tokenizer_check(a, files, env):
+    """`coretrain bench tokenize --json` on both files: its feature count and its question + context token count
+    must equal the generator's, i.e. coretrain's tokenizer splits every generated word into exactly one wordpiece
+    and windows exactly as the sidecars. Returns a line for the report; fails the script on a mismatch. Binaries
+    from before `bench tokenize` existed (7b7af89) skip this and rely on the feature-count check alone."""
+    got = []
+    for split, path in (("train", files["train"]), ("eval", files["eval"])):
+        cmd = [a.coretrain, "bench", "tokenize", "--train_file", path, "--tokenizer_name", files["tokenizer"],
+               "--max_seq_length", str(a.max_seq_length), "--doc_stride", str(a.doc_stride), "--iters", "1",
+               "--threads", "1", "--json"]
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        js = [line for line in p.stdout.splitlines() if line.startswith("{")]
+        if p.returncode != 0 or not js:
+            return "token check skipped: this coretrain has no `bench tokenize`"
+        r = json.loads(js[-1])
+        want = files["stats"][split]
+        if (r["features"], r["tokens"]) != (want["features"], want["question_context_tokens"]):
+            sys.exit(f"e2e_vs_torch: {split}: coretrain bench tokenize found {r['features']} features and "
+                     f"{r['tokens']} question + context tokens, the generator made {want['features']} and "
+                     f"{want['question_context_tokens']}: the lengths differ")
+        got.append(f"{split} {r['features']} features / {r['tokens']} tokens")
+    line = "tokens agree (coretrain bench tokenize = generator): " + ", ".join(got)
+    print(line, flush=True)
+    return line
+
+
 def coretrain_run(a, files, prec, env):
     out = os.path.join(files["tmp"], f"out_{prec}")
     cmd = [a.coretrain, "qa", "--config_name", files["cfg"], "--tokenizer_name", files["tokenizer"],
@@ -395,6 +422,7 @@ def drive(a, tmp):
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), HF_DATASETS_CACHE=os.path.join(tmp, "cache"),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     peak, isa, bf16_ok, bf16_note = matmul_peak(a, env)
+    token_line = tokenizer_check(a, files, env)
 
     precs = ["f32"] + (["bf16"] if a.bf16 else [])
     rows, notes = [], []
@@ -439,7 +467,8 @@ def drive(a, tmp):
     print(f"trained features (coretrain's first {a.steps} batches): mean length {trained['mean']:.1f}, median "
           f"{trained['p50']}, max {trained['max']}; {100 * trained['mean'] / a.max_seq_length:.1f}% of the tokens "
           f"padded to {a.max_seq_length} are real")
-    print(f"feature counts: coretrain train_samples / eval_samples = generator's ({n_train} / {n_eval})\n")
+    print(f"feature counts: coretrain train_samples / eval_samples = generator's ({n_train} / {n_eval}); "
+          f"{token_line}\n")
     print("| phase | precision | coretrain --pad_to_max_length False (features/s) | PyTorch pad 384 | ratio "
           "(target) | PyTorch dynamic padding | ratio (target) |")
     print("|---|---|---|---|---|---|---|")
@@ -458,8 +487,9 @@ def drive(a, tmp):
             print(f"| {phase} | {pname} | {c} | {pp:.3f} | {r1} | {pd:.3f} | {r2} |")
     for prec, ct, pt in rows:
         tp, td = pt["train_pad384"]["computed_tokens"], pt["train_dynamic"]["computed_tokens"]
-        print(f"\n{prec}: PyTorch computed {tp} tokens (batch x padded length) padded to 384 and {td} with dynamic padding "
-              f"(dynamic = {td / tp:.2f} of padded); PyTorch peak RSS {pt['peak_rss_mb']:.0f} MB; torch {pt['torch']}")
+        print(f"\n{prec}: PyTorch computed {tp} tokens (batch x padded length) padded to 384 and {td} with dynamic "
+              f"padding (dynamic = {td / tp:.2f} of padded); PyTorch peak RSS {pt['peak_rss_mb']:.0f} MB; "
+              f"torch {pt['torch']}")
         if ct is not None:
             print(f"{prec}: coretrain train_runtime {ct['train']['train_runtime']} s, eval_runtime "
                   f"{ct['eval']['eval_runtime']} s (forward + post-processing + prediction files)")

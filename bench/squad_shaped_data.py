@@ -167,9 +167,10 @@ def detokenize(toks):
 
 
 def generate(a, n_paragraphs, split, seed, vocab_ids, words, lengths):
-    """Paragraphs of `split` and their features. Returns (squad_json, features, per-question window counts)."""
+    """Paragraphs of `split` and their features. Returns (squad_json, features, per-question window counts,
+    question + context tokens summed over questions: what `coretrain bench tokenize` reports as "tokens")."""
     rng = random.Random(f"{seed}/{split}")  # str seeds are hashed deterministically (sha512), not by hash()
-    data, feats, n_windows = [], [], []
+    data, feats, n_windows, qc_tokens = [], [], [], 0
     for p in range(n_paragraphs):
         c = lengths.context(rng)
         ctoks = make_tokens(rng, c, words, ".")
@@ -191,6 +192,7 @@ def generate(a, n_paragraphs, split, seed, vocab_ids, words, lengths):
                             answers=[dict(text=context[s_char:e_char], answer_start=s_char)]))
             qids = [vocab_ids[t] for t in qtoks]
             ws = windows(q, c, a.max_seq_length, a.doc_stride)
+            qc_tokens += q + c
             n_windows.append(len(ws))
             for begin, n in ws:
                 # Labels as coretrain's label() / run_qa: the answer's tokens when the window holds all of it,
@@ -201,7 +203,7 @@ def generate(a, n_paragraphs, split, seed, vocab_ids, words, lengths):
                 feats.append(dict(example_id=qid, input_ids=[CLS_ID] + qids + [SEP_ID] + cids[begin:begin + n]
                                   + [SEP_ID], context_start=q + 2, start_position=sp, end_position=ep))
         data.append(dict(title=f"{split}-{p}", paragraphs=[dict(context=context, qas=qas)]))
-    return dict(version="1.1", data=data), feats, n_windows
+    return dict(version="1.1", data=data), feats, n_windows, qc_tokens
 
 
 def percentile(sorted_vals, p):
@@ -264,17 +266,18 @@ def write_dataset(a, out, quiet=False):
     write_tokenizer(tok, vocab)
     res = dict(tokenizer=tok, stats={})
     for split, n, name in (("train", a.train_paragraphs, "train"), ("eval", a.eval_paragraphs, "dev")):
-        squad, feats, nw = generate(a, n, split, a.seed, vocab_ids, words, lengths)
+        squad, feats, nw, qc_tokens = generate(a, n, split, a.seed, vocab_ids, words, lengths)
         path = os.path.join(out, f"{name}.json")
         with open(path, "w") as f:
             json.dump(squad, f)
         side = os.path.join(out, f"{name}_features.json")
         with open(side, "w") as f:
             json.dump(dict(max_seq_length=a.max_seq_length, doc_stride=a.doc_stride, seed=a.seed,
-                           features=feats), f, separators=(",", ":"))
+                           question_context_tokens=qc_tokens, features=feats), f, separators=(",", ":"))
         st, text = length_stats(feats, nw, a.max_seq_length)
         res[split] = path
         res[split + "_features"] = side
+        st["question_context_tokens"] = qc_tokens
         res["stats"][split] = st
         if not quiet:
             print(f"{split} ({path}):\n{text}", flush=True)
@@ -290,7 +293,7 @@ def main():
     a = ap.parse_args()
     if a.stats_only:
         vocab = build_vocab(a.vocab_size)
-        _, feats, nw = generate(a, a.train_paragraphs, "train", a.seed, {t: i for i, t in enumerate(vocab)},
+        _, feats, nw, _ = generate(a, a.train_paragraphs, "train", a.seed, {t: i for i, t in enumerate(vocab)},
                                 vocab[len(SPECIALS) + len(PUNCT):], LengthModel(a))
         print(f"SQuAD-shaped lengths, {a.train_paragraphs} paragraphs, max_seq_length {a.max_seq_length}, "
               f"doc_stride {a.doc_stride}:\n" + length_stats(feats, nw, a.max_seq_length)[1])
