@@ -128,6 +128,7 @@ void linear_backward_params(float* dweight, float* dbias, const float* dout_f32,
 struct QaModel::Buffers {
   int64_t B = 0, T = 0;
   int64_t cap_tokens = 0, cap_probs = 0;  // allocated rows and attention-probability elements per layer
+  bool all_layers = true;  // false: layer 0's activations and two hidden-state slots only (inference)
   int64_t bytes = 0;
   std::vector<std::shared_ptr<void>> owners;
   std::vector<LayerActs> layers;  // L + 1: entry L holds only x (the final hidden state)
@@ -148,6 +149,7 @@ struct QaModel::Buffers {
 
   // What the last forward saw, for backward.
   bool have_forward = false;
+  bool kept = false;  // the last forward kept every layer's activations
   bool have_loss = false;
   bool has_mask = false;
   StepOptions opts;
@@ -259,10 +261,10 @@ int64_t QaModel::activation_bytes() const {
   return buf_ ? buf_->bytes : 0;
 }
 
-void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems) {
+void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems, bool all_layers) {
   // Reused while big enough: packed batches change their token count every step.
   if (buf_ && buf_->cap_tokens >= tokens && buf_->cap_probs >= probs_elems &&
-      static_cast<int64_t>(buf_->lse_s.size()) >= B) {
+      static_cast<int64_t>(buf_->lse_s.size()) >= B && (buf_->all_layers || !all_layers)) {
     buf_->B = B;
     buf_->T = T;
     return;
@@ -278,14 +280,16 @@ void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs
   b->T = T;
   b->cap_tokens = tokens;
   b->cap_probs = probs_elems;
+  b->all_layers = all_layers;
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const int64_t N = tokens, H = config_.hidden_size, I = config_.intermediate_size;
   const int64_t L = config_.num_hidden_layers;
   b->layers.resize(L + 1);
   for (int64_t l = 0; l <= L; ++l) {
     LayerActs& a = b->layers[l];
+    if (!all_layers && l >= 2) break;  // inference: hidden states alternate between slots 0 and 1
     a.x = b->alloc_dt(N * H, dt);
-    if (l == L) break;
+    if (l == L || (!all_layers && l >= 1)) break;
     a.qkv = b->alloc_dt(N * 3 * H, dt);
     a.probs = b->alloc<float>(probs_elems);
     a.ctx = b->alloc_dt(N * H, dt);
@@ -349,7 +353,8 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   }
   const int64_t N = packed ? cu[B] : B * T;
   if (weights_dirty_) refresh_low_precision_weights();
-  ensure_buffers(B, T, N, packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T);
+  const bool keep = options.keep_activations;
+  ensure_buffers(B, T, N, packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T, keep);
   Buffers& bf = *buf_;
   bf.B = B;
   bf.T = T;
@@ -365,6 +370,7 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
 
   bf.opts = options;
   bf.have_forward = true;
+  bf.kept = keep;
   bf.ids.assign(batch.input_ids, batch.input_ids + N);
   if (!distil) {
     if (batch.token_type_ids)
@@ -401,7 +407,10 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
   const float* P = params_;
   // f32 hidden state entering layer l: stored in f32 mode, a scratch in bf16 mode (backward needs only dt).
-  auto xf = [&](int64_t l) { return lowp ? bf.dx : reinterpret_cast<float*>(bf.layers[l].x); };
+  // Hidden state entering layer l (run precision): its own buffer, or one of two alternating slots
+  // (inference).
+  auto X = [&](int64_t l) { return bf.layers[keep ? l : l % 2].x; };
+  auto xf = [&](int64_t l) { return lowp ? bf.dx : reinterpret_cast<float*>(X(l)); };
   auto as_bf = [&](char* p) { return lowp ? reinterpret_cast<bf16*>(p) : nullptr; };
 
   // Embeddings -> LayerNorm -> dropout.
@@ -418,16 +427,16 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   auto drop_rows = [&](float* out, bf16* out_b, const float* inp, const kernels::DropoutSite& st) {
     apply_dropout_rows(out, out_b, inp, N, H, T, bf.cu, st);
   };
-  drop_rows(xf(0), as_bf(bf.layers[0].x), xf(0), site(p_hidden, 0));
+  drop_rows(xf(0), as_bf(X(0)), xf(0), site(p_hidden, 0));
 
   for (int64_t l = 0; l < L; ++l) {
     const LayerOffsets& lo = layout_.layers[l];
-    LayerActs& a = bf.layers[l];
+    LayerActs& a = bf.layers[keep ? l : 0];
     float* tmp = bf.dres;
     float* h1f = lowp ? bf.dctx : reinterpret_cast<float*>(a.h1);
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
 
-    kernels::linear_forward(a.qkv, dt, a.x, weight(lo.qkv_w), P + lo.qkv_b, N, H, 3 * H, dt);
+    kernels::linear_forward(a.qkv, dt, X(l), weight(lo.qkv_w), P + lo.qkv_b, N, H, 3 * H, dt);
     kernels::AttentionDims dims;
     dims.B = B;
     dims.T = T;
@@ -452,12 +461,12 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
     kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
     drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 2));
     add_into(a.res2, tmp, h1f, N * H);
-    kernels::layernorm_forward(xf(l + 1), as_bf(bf.layers[l + 1].x), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
+    kernels::layernorm_forward(xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
                                P + lo.ln2_b, N, H, eps);
   }
 
   // QA head (DistilBERT drops out the final hidden state first).
-  const char* hq = bf.layers[L].x;
+  const char* hq = X(L);
   if (distil) {
     float* out = lowp ? bf.dres : reinterpret_cast<float*>(bf.hq);
     drop_rows(out, as_bf(bf.hq), xf(L), site(config_.qa_dropout, 1 + 3 * static_cast<uint64_t>(L)));
@@ -507,6 +516,7 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
 
 void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
   CT_CHECK(buf_ && buf_->have_forward, "model backward: no forward pass to differentiate");
+  CT_CHECK(buf_->kept, "model backward: the last forward ran with keep_activations off (inference)");
   CT_CHECK(buf_->have_loss,
            "model backward: the last forward had no start/end positions, so there is no loss");
   Buffers& bf = *buf_;
@@ -618,9 +628,9 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, N, I,
                            H, dt, accumulate);
     report(lo.ffn_out_w, lo.ln2_w);
-    zero_f32(bf.dinter, N * I);
-    kernels::activation_backward(bf.dinter, bf.dact, a.inter, N * I, act);
-    if (lowp) to_bf16(bf.dinter_b, bf.dinter, N * I);
+    // Overwrites (no zeroing pass) and writes the bf16 operand copy in the same pass.
+    kernels::activation_backward(bf.dinter, bf.dact, a.inter, N * I, act, /*accumulate=*/false,
+                                 lowp ? bf.dinter_b : nullptr);
     kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
                              weight(lo.ffn_in_w), N, H, I, dt);
     linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1, N,

@@ -53,6 +53,9 @@ struct StepOptions {
   // site) only, so a feature drops the same units whichever rank and batch row train it (data parallelism
   // with any world size replays one trajectory).
   std::vector<uint64_t> row_keys;
+  // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory holds
+  // one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
+  bool keep_activations = true;
 };
 
 // Called once per parameter as its gradient becomes final during backward, in descending slab offset order:
@@ -102,7 +105,7 @@ class QaModel {
 
  private:
   struct Buffers;
-  void ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems);
+  void ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems, bool all_layers);
   void refresh_low_precision_weights();
   const void* weight(int64_t offset) const;  // matmul operand of the run precision
 

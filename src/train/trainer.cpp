@@ -511,6 +511,7 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
     e.resize(s.size());
     model::StepOptions so;
     so.train = false;
+    so.keep_activations = false;  // no backward follows: one layer's activations at a time
     model_.forward(mb.batch, so, s.data(), e.data());
     CT_ASSERT(!db.lengths.empty() || db.seq_len <= T);
     float* slot = local.data() + k * slot_floats;
@@ -548,6 +549,8 @@ nlohmann::json Trainer::evaluate(const QaDataset& eval, bool write_predictions) 
   std::vector<float> start, end;
   int64_t T = 0;
   predict_logits(eval, &start, &end, &T);
+  // HF's trainer_qa stops the clock after the evaluation loop: post-processing and the metric are not timed.
+  const double runtime = seconds_since(t0);
   data::PostprocessOptions po;
   po.n_best_size = d.n_best_size;
   po.max_answer_length = d.max_answer_length;
@@ -566,7 +569,6 @@ nlohmann::json Trainer::evaluate(const QaDataset& eval, bool write_predictions) 
   for (const auto& p : preds) pm[p.id] = p.text;
   auto m = d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm);
   nlohmann::json metrics = data::metrics_to_json(m, "eval_");
-  const double runtime = seconds_since(t0);
   const int64_t n = eval.features.size();
   const int64_t steps =
       (n + args_.training.per_device_eval_batch_size - 1) / args_.training.per_device_eval_batch_size;

@@ -150,6 +150,35 @@ TEST(PackedBatch, BackwardAccumulatesLikePaddedAndReportsEveryParameter) {
     ASSERT_NEAR(m.grads_data()[i], 1.5f * once[i], 1e-6f + 1e-5f * std::fabs(once[i])) << i;
 }
 
+// Evaluation runs without keeping activations (layers overwrite each other's buffers): the same logits, padded
+// or packed, less memory, and no backward.
+TEST(PackedBatch, InferenceWithoutActivationsGivesTheSameLogitsInLessMemory) {
+  for (const char* name : {"bert", "distilbert"}) {
+    const Golden g = load_golden(name);
+    Packed p = pack(g, all_rows(g));
+    for (bool packed : {false, true}) {
+      const Batch b = packed ? p.batch : batch_of(g);
+      const int64_t n = packed ? static_cast<int64_t>(p.ids.size()) : g.B * g.T;
+      QaModel kept(g.config, Precision::f32), lean(g.config, Precision::f32);
+      load_params(kept, g);
+      load_params(lean, g);
+      std::vector<float> a(n), b2(n), e1(n), e2(n);
+      kept.forward(b, StepOptions{}, a.data(), e1.data());
+      StepOptions o;
+      o.keep_activations = false;
+      lean.forward(b, o, b2.data(), e2.data());
+      EXPECT_EQ(a, b2) << name << " packed=" << packed;
+      EXPECT_EQ(e1, e2) << name << " packed=" << packed;
+      EXPECT_LT(lean.activation_bytes(), kept.activation_bytes()) << name;
+      EXPECT_THROW(lean.backward(), Error) << name;
+      // A training forward after it gets every layer's buffers back.
+      lean.forward(b, StepOptions{}, b2.data(), nullptr);
+      lean.backward();
+      EXPECT_EQ(a, b2) << name;
+    }
+  }
+}
+
 TEST(PackedBatch, Bf16StaysCloseToF32) {
   if (!kernels::cpu_has_fast_bf16()) GTEST_SKIP() << "no AVX512-BF16/AMX: bf16 runs f32";
   const Golden g = load_golden("bert");
