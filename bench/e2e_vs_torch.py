@@ -37,10 +37,10 @@ What it does, in order:
     384), and the padded-token shares.
 
 Like with like, and what is not:
-  - coretrain's eval_runtime covers the forward passes AND post-processing (n-best spans per feature, the SQuAD
-    metric, writing eval_predictions.json / eval_nbest_predictions.json): src/train/trainer.cpp Trainer::evaluate.
-    HF's QuestionAnsweringTrainer stops its clock after the prediction loop, before post-processing. The PyTorch
-    side here times the forward passes only, so the eval ratio is conservative for coretrain.
+  - coretrain's eval_runtime covers the prediction loop (sharded forward passes and the gather of logits), as HF's
+    QuestionAnsweringTrainer times it (its clock stops before post-processing): src/train/trainer.cpp
+    Trainer::evaluate (since 93e3b16; before, it also covered post-processing and the prediction files). The
+    PyTorch side times the forward passes of its no_grad loop.
   - coretrain's train_runtime starts after the model and features exist, as HF's; the PyTorch side's clock starts
     at the first batch after the model and optimizer are built. Neither side excludes a warm-up step.
   - Same features, same batches, same order, same padding rule; PyTorch's batches are collated in the timed
@@ -480,7 +480,7 @@ def drive(a, tmp):
                 c, r1, r2 = "not measurable here", "-", "-"
             else:
                 cv = ct[phase][key]
-                c = f"{cv:.3f}" + (" (incl. post-processing)" if phase == "eval" else "")
+                c = f"{cv:.3f}"
                 r1 = verdict(cv / pp, tgt_pad)
                 r2 = verdict(cv / pd, tgt_dyn) if tgt_dyn else f"{cv / pd:.2f}x (no target)"
             pname = f"{prec}{' (autocast)' if prec == 'bf16' and phase == 'train' else ''}"
@@ -492,7 +492,7 @@ def drive(a, tmp):
               f"torch {pt['torch']}")
         if ct is not None:
             print(f"{prec}: coretrain train_runtime {ct['train']['train_runtime']} s, eval_runtime "
-                  f"{ct['eval']['eval_runtime']} s (forward + post-processing + prediction files)")
+                  f"{ct['eval']['eval_runtime']} s (the prediction loop, as HF's trainer_qa times it)")
     for n in notes:
         print(n)
     return 0
