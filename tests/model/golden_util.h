@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "model/config.h"
 #include "model/qa_model.h"
 #include "model/safetensors.h"
@@ -81,6 +82,17 @@ inline double rel_err(const float* ours, const std::vector<float>& ref, double f
   for (size_t i = 0; i < ref.size(); ++i)
     diff = std::max(diff, std::fabs(static_cast<double>(ours[i]) - static_cast<double>(ref[i])));
   return diff / std::max(max_abs(ref.data(), static_cast<int64_t>(ref.size())), floor);
+}
+
+// m.forward(bad) must throw a one-line ct::Error containing `needle`.
+inline void expect_forward_error(QaModel& m, const Batch& bad, const std::string& needle) {
+  try {
+    m.forward(bad, StepOptions{}, nullptr, nullptr);
+    ADD_FAILURE() << "no error for " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace ct::model

@@ -306,13 +306,7 @@ TEST(QaModelErrors, BadBatchesThrowOneLineErrors) {
   load_params(m, g);
   Batch b = batch_of(g);
   auto expect_error = [&](const Batch& bad, const std::string& needle) {
-    try {
-      m.forward(bad, StepOptions{}, nullptr, nullptr);
-      ADD_FAILURE() << "no error for " << needle;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
-    }
+    expect_forward_error(m, bad, needle);
   };
   std::vector<int32_t> ids = g.ids;
   ids[7] = static_cast<int32_t>(g.config.vocab_size);

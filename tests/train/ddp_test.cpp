@@ -145,6 +145,27 @@ class Ddp : public ::testing::Test {
     return a;
   }
 
+  // Evaluation only, of the model in `model`, into `out`.
+  static std::vector<std::string> eval_args(const std::string& model, const std::string& out,
+                                            std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"--model_name_or_path",
+                                  model,
+                                  "--validation_file",
+                                  root_ + "/dev.json",
+                                  "--do_eval",
+                                  "--output_dir",
+                                  out,
+                                  "--per_device_eval_batch_size",
+                                  "3",
+                                  "--max_seq_length",
+                                  "96",
+                                  "--doc_stride",
+                                  "32",
+                                  "--disable_tqdm"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
   static std::string root_;
 };
 std::string Ddp::root_;
@@ -246,24 +267,8 @@ TEST_F(Ddp, GroupByLengthDealsWholeBatchesInLockstep) {
 TEST_F(Ddp, ShardedEvaluationWritesByteIdenticalPredictions) {
   const std::string model = root_ + "/eval_model";
   run_ranks(1, 1, [&](int) { return args(model, 4); });
-  auto eval_args = [&](const std::string& out) {
-    return std::vector<std::string>{"--model_name_or_path",
-                                    model,
-                                    "--validation_file",
-                                    root_ + "/dev.json",
-                                    "--do_eval",
-                                    "--output_dir",
-                                    out,
-                                    "--per_device_eval_batch_size",
-                                    "3",
-                                    "--max_seq_length",
-                                    "96",
-                                    "--doc_stride",
-                                    "32",
-                                    "--disable_tqdm"};
-  };
-  run_ranks(1, 1, [&](int) { return eval_args(root_ + "/eval_1"); });
-  run_ranks(3, 3, [&](int) { return eval_args(root_ + "/eval_3"); });
+  run_ranks(1, 1, [&](int) { return eval_args(model, root_ + "/eval_1"); });
+  run_ranks(3, 3, [&](int) { return eval_args(model, root_ + "/eval_3"); });
   for (const char* f : {"eval_predictions.json", "eval_nbest_predictions.json"}) {
     const auto one = ct::fs::read_file(root_ + "/eval_1/" + f);
     EXPECT_FALSE(one.empty()) << f;
@@ -278,26 +283,12 @@ TEST_F(Ddp, ShardedEvaluationWritesByteIdenticalPredictions) {
 TEST_F(Ddp, PackedEvaluationPredictsWhatPaddedEvaluationPredicts) {
   const std::string model = root_ + "/eval_model_packed";
   run_ranks(1, 1, [&](int) { return args(model, 4); });
-  auto eval_args = [&](const std::string& out, const char* pad) {
-    return std::vector<std::string>{"--model_name_or_path",
-                                    model,
-                                    "--validation_file",
-                                    root_ + "/dev.json",
-                                    "--do_eval",
-                                    "--output_dir",
-                                    out,
-                                    "--per_device_eval_batch_size",
-                                    "3",
-                                    "--max_seq_length",
-                                    "96",
-                                    "--doc_stride",
-                                    "32",
-                                    "--disable_tqdm",
-                                    "--pad_to_max_length",
-                                    pad};
-  };
-  run_ranks(1, 1, [&](int) { return eval_args(root_ + "/eval_padded", "true"); });
-  run_ranks(2, 2, [&](int) { return eval_args(root_ + "/eval_packed", "false"); });
+  run_ranks(1, 1, [&](int) {
+    return eval_args(model, root_ + "/eval_padded", {"--pad_to_max_length", "true"});
+  });
+  run_ranks(2, 2, [&](int) {
+    return eval_args(model, root_ + "/eval_packed", {"--pad_to_max_length", "false"});
+  });
   const auto padded = ct::fs::read_file(root_ + "/eval_padded/eval_predictions.json");
   EXPECT_FALSE(padded.empty());
   EXPECT_EQ(padded, ct::fs::read_file(root_ + "/eval_packed/eval_predictions.json"));
