@@ -53,8 +53,8 @@ struct StepOptions {
   // site) only, so a feature drops the same units whichever rank and batch row train it (data parallelism
   // with any world size replays one trajectory).
   std::vector<uint64_t> row_keys;
-  // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory holds
-  // one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
+  // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory
+  // holds one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
   bool keep_activations = true;
 };
 
