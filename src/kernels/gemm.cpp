@@ -181,53 +181,67 @@ void* zeroed(std::vector<char>& v, int64_t bytes) {
   return v.data();
 }
 
-void copy_elem(void* dst, int64_t di, const void* src, int64_t si, DType t) {
+// Copies `rows` runs of `len` elements: run r from src + r * src_ld to dst + r * dst_ld (elements of type t).
+void copy_runs(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t rows, int64_t len,
+               DType t) {
   const int64_t n = dtype_size(t);
-  std::memcpy(static_cast<char*>(dst) + di * n, static_cast<const char*>(src) + si * n,
-              static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dst_ld * n, static_cast<const char*>(src) + r * src_ld * n,
+                static_cast<size_t>(len * n));
 }
 
-// Rows [m0, M) of C (+)= op(A) op(B) through a kQuantum-row scratch.
+const void* at_elem(const void* p, int64_t i, DType t) {
+  return static_cast<const char*>(p) + i * dtype_size(t);
+}
+
+// Rows [m0, M) of C (+)= op(A) op(B) through a kQuantum-row scratch. The scratch keeps A's orientation, so
+// every copy is a run of contiguous elements.
 void gemm_row_tail(const Gemm& g, const Layout& l, int64_t m0, const void* a, const void* b, void* c) {
   const int64_t rem = g.M - m0;
   Gemm t = g;
   t.M = kQuantum;
-  t.trans_a = false;
-  t.lda = g.K;
   t.ldb = l.ldb;
   t.ldc = g.N;
   void* as = zeroed(t_row_a, kQuantum * g.K * dtype_size(g.a_type));
-  for (int64_t m = 0; m < rem; ++m)
-    for (int64_t k = 0; k < g.K; ++k)
-      copy_elem(as, m * g.K + k, a, g.trans_a ? k * l.lda + m0 + m : (m0 + m) * l.lda + k, g.a_type);
+  if (g.trans_a) {  // A stored [K, M]: for each k, columns m0.. are contiguous; scratch [K, kQuantum]
+    t.lda = kQuantum;
+    copy_runs(as, kQuantum, at_elem(a, m0, g.a_type), l.lda, g.K, rem, g.a_type);
+  } else {  // A stored [M, K]: rows m0.. ; scratch [kQuantum, K]
+    t.lda = g.K;
+    copy_runs(as, g.K, at_elem(a, m0 * l.lda, g.a_type), l.lda, rem, g.K, g.a_type);
+  }
   void* cs = zeroed(t_row_c, kQuantum * g.N * dtype_size(g.c_type));
-  if (g.accumulate)
-    for (int64_t m = 0; m < rem; ++m)
-      for (int64_t n = 0; n < g.N; ++n) copy_elem(cs, m * g.N + n, c, (m0 + m) * l.ldc + n, g.c_type);
+  void* c_tail = const_cast<void*>(at_elem(c, m0 * l.ldc, g.c_type));
+  if (g.accumulate) copy_runs(cs, g.N, c_tail, l.ldc, rem, g.N, g.c_type);
   gemm(t, as, b, cs);
-  for (int64_t m = 0; m < rem; ++m)
-    for (int64_t n = 0; n < g.N; ++n) copy_elem(c, (m0 + m) * l.ldc + n, cs, m * g.N + n, g.c_type);
+  copy_runs(c_tail, l.ldc, cs, g.N, rem, g.N, g.c_type);
 }
 
-// C += op(A)[:, k0:K] op(B)[k0:K, :] through a kQuantum-deep scratch (f32 C only).
+// C += op(A)[:, k0:K] op(B)[k0:K, :] through kQuantum-deep scratches in the operands' own orientation (f32 C
+// only).
 void gemm_reduction_tail(const Gemm& g, const Layout& l, int64_t k0, const void* a, const void* b, void* c) {
   const int64_t rem = g.K - k0;
   Gemm t = g;
   t.K = kQuantum;
-  t.trans_a = t.trans_b = false;
-  t.lda = kQuantum;
-  t.ldb = g.N;
   t.ldc = l.ldc;
   t.accumulate = true;
   t.bias = nullptr;  // added once, by the first part
   void* as = zeroed(t_red_a, g.M * kQuantum * dtype_size(g.a_type));
+  if (g.trans_a) {  // A stored [K, M]: rows k0.. ; scratch [kQuantum, M]
+    t.lda = g.M;
+    copy_runs(as, g.M, at_elem(a, k0 * l.lda, g.a_type), l.lda, rem, g.M, g.a_type);
+  } else {  // A stored [M, K]: columns k0.. of every row; scratch [M, kQuantum]
+    t.lda = kQuantum;
+    copy_runs(as, kQuantum, at_elem(a, k0, g.a_type), l.lda, g.M, rem, g.a_type);
+  }
   void* bs = zeroed(t_red_b, kQuantum * g.N * dtype_size(g.b_type));
-  for (int64_t m = 0; m < g.M; ++m)
-    for (int64_t k = 0; k < rem; ++k)
-      copy_elem(as, m * kQuantum + k, a, g.trans_a ? (k0 + k) * l.lda + m : m * l.lda + k0 + k, g.a_type);
-  for (int64_t k = 0; k < rem; ++k)
-    for (int64_t n = 0; n < g.N; ++n)
-      copy_elem(bs, k * g.N + n, b, g.trans_b ? n * l.ldb + k0 + k : (k0 + k) * l.ldb + n, g.b_type);
+  if (g.trans_b) {  // B stored [N, K]: columns k0.. of every row; scratch [N, kQuantum]
+    t.ldb = kQuantum;
+    copy_runs(bs, kQuantum, at_elem(b, k0, g.b_type), l.ldb, g.N, rem, g.b_type);
+  } else {  // B stored [K, N]: rows k0.. ; scratch [kQuantum, N]
+    t.ldb = g.N;
+    copy_runs(bs, g.N, at_elem(b, k0 * l.ldb, g.b_type), l.ldb, rem, g.N, g.b_type);
+  }
   gemm(t, as, bs, c);
 }
 
