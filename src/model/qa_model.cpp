@@ -350,6 +350,18 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
                batch.seq_lens[b], ", expected 1..", T, " (T = the padded length the packed batch replaces)");
       cu[b + 1] = cu[b] + batch.seq_lens[b];
     }
+    // Checked here, not in the embedding kernel, whose message would number every sequence's tokens as row 0.
+    const bool types = batch.token_type_ids && !config_.is_distilbert();
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = cu[b]; i < cu[b + 1]; ++i) {
+        CT_CHECK(batch.input_ids[i] >= 0 && batch.input_ids[i] < config_.vocab_size,
+                 "model forward: input_ids of ", "packed sequence ", b, " at position ", i - cu[b], " is ",
+                 batch.input_ids[i], ", outside the vocabulary [0, ", config_.vocab_size, ")");
+        CT_CHECK(
+            !types || (batch.token_type_ids[i] >= 0 && batch.token_type_ids[i] < config_.type_vocab_size),
+            "model forward: token_type_ids of packed sequence ", b, " at position ", i - cu[b], " is ",
+            batch.token_type_ids[i], ", outside [0, ", config_.type_vocab_size, ")");
+      }
   }
   const int64_t N = packed ? cu[B] : B * T;
   if (weights_dirty_) refresh_low_precision_weights();
@@ -406,9 +418,8 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
   };
   const double p_hidden = config_.hidden_dropout_prob, p_attn = config_.attention_probs_dropout_prob;
   const float* P = params_;
-  // f32 hidden state entering layer l: stored in f32 mode, a scratch in bf16 mode (backward needs only dt).
-  // Hidden state entering layer l (run precision): its own buffer, or one of two alternating slots
-  // (inference).
+  // Hidden state entering layer l in the run precision (X): its own buffer, or one of two alternating slots
+  // in inference. Its f32 form (xf): X itself in f32 mode, a scratch in bf16 mode (backward needs only X).
   auto X = [&](int64_t l) { return bf.layers[keep ? l : l % 2].x; };
   auto xf = [&](int64_t l) { return lowp ? bf.dx : reinterpret_cast<float*>(X(l)); };
   auto as_bf = [&](char* p) { return lowp ? reinterpret_cast<bf16*>(p) : nullptr; };

@@ -212,6 +212,17 @@ TEST(PackedBatch, BadPackedBatchesThrowOneLineErrors) {
   lens[0] = static_cast<int32_t>(g.T + 1);
   bad.seq_lens = lens.data();
   expect_error(bad, "seq_lens[0]");
+  // A bad token is named by its sequence and position in that sequence, not by its packed row.
+  std::vector<int32_t> ids = p.ids;
+  ids[p.lens[0] + 3] = static_cast<int32_t>(g.config.vocab_size);
+  bad = p.batch;
+  bad.input_ids = ids.data();
+  expect_error(bad, "input_ids of packed sequence 1 at position 3");
+  std::vector<int32_t> types = p.types;
+  types[p.lens[0] + p.lens[1] + 2] = 2;
+  bad = p.batch;
+  bad.token_type_ids = types.data();
+  expect_error(bad, "token_type_ids of packed sequence 2 at position 2");
 }
 
 }  // namespace
