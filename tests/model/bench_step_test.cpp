@@ -73,6 +73,24 @@ TEST(BenchStep, BadFlagsFailWithOneLine) {
   EXPECT_EQ(count(r.out, "\n"), 1) << r.out;
 }
 
+// --lengths gives rows real lengths; MFU counts real tokens; --packed computes only them.
+TEST(BenchStep, RealLengthsPaddedOrPackedAndBadLengthsNamed) {
+  for (const char* mode : {"", " --packed"}) {
+    const CmdResult r = run("OMP_NUM_THREADS=1", kTiny + " --lengths 10,6" + mode);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("16 real tokens of 32"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"real_tokens\": 16, \"padded_tokens\": 32"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(*mode ? "\"packed\": true" : "\"packed\": false"), std::string::npos) << r.out;
+  }
+  const CmdResult longer = run("OMP_NUM_THREADS=1", kTiny + " --lengths 10,17");
+  EXPECT_NE(longer.status, 0) << longer.out;
+  EXPECT_NE(longer.out.find("--lengths: 17 is longer than --seq 16"), std::string::npos) << longer.out;
+  EXPECT_EQ(count(longer.out, "\n"), 1) << longer.out;
+  const CmdResult zero = run("OMP_NUM_THREADS=1", kTiny + " --lengths 0");
+  EXPECT_NE(zero.status, 0) << zero.out;
+  EXPECT_NE(zero.out.find("--lengths"), std::string::npos) << zero.out;
+}
+
 TEST(BenchStep, SizesTakeNcclTestsSuffixes) {
   CmdResult r =
       run("",
