@@ -82,7 +82,7 @@ int run_bench_step(int argc, char** argv) {
   std::vector<int64_t> row_len(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) row_len[b] = lengths[static_cast<size_t>(b) % lengths.size()];
 
-  ct::model::QaModel model(c, bf16 ? Precision::bf16 : Precision::f32);
+  ct::model::QaModel model(c, ct::model::resolve_precision(bf16));
   model.init_weights(seed);
   const bool ran_bf16 = model.precision() == Precision::bf16;
 
@@ -173,8 +173,8 @@ int run_bench_step(int argc, char** argv) {
   const double achieved = model_flops / sec_per_step / 1e9;
   const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
   // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
-  const double peak = ct::kernels::measure_matmul_gflops(ran_bf16 ? ct::DType::bf16 : ct::DType::f32, N,
-                                                         intermediate, hidden, 5);
+  const double peak = ct::kernels::measure_matmul_gflops(
+      ct::kernels::peak_dtype(ran_bf16 ? ct::DType::bf16 : ct::DType::f32), N, intermediate, hidden, 5);
   std::printf(
       "samples/s %.3f  real tokens/s %.0f  ms/step %.1f  model GFLOP/s %.1f  matmul peak %.1f GFLOP/s  MFU "
       "%.1f%% (real tokens)  peak RSS %.0f MB\n",

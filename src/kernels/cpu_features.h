@@ -1,6 +1,7 @@
 // What the CPU offers the engine, as oneDNN sees it (so DNNL_MAX_CPU_ISA limits are honoured): bf16 matmuls
-// are fast only with AVX512-BF16 or AMX; without either, --bf16 says so once and runs f32. oneDNN 2.x has a
-// bf16 matmul at all only from AVX512 (emulated below AVX512-BF16); on AVX2-only CPUs a bf16 gemm throws.
+// are fast only with AVX512-BF16 or AMX; without either, --bf16 says so once and runs f32
+// (model::resolve_precision). oneDNN 2.x has a bf16 matmul at all only from AVX512 (emulated below
+// AVX512-BF16); on AVX2-only CPUs kernels::gemm widens bf16 products to f32 itself.
 #pragma once
 
 #include <string>
@@ -12,8 +13,8 @@ bool cpu_has_amx_bf16();
 // avx512_bf16 || amx_bf16: bf16 matmuls run natively.
 bool cpu_has_fast_bf16();
 // Whether oneDNN can create a bf16 x bf16 -> f32/bf16 matmul here at all (fast or emulated): false on
-// AVX2-only CPUs with oneDNN 2.x. Found by creating a tiny primitive once; the answer is cached; thread-safe.
-// cpu_has_fast_bf16() implies it.
+// AVX2-only CPUs with oneDNN 2.x, where kernels::gemm widens instead and no bf16 peak can be measured. Found
+// by creating a tiny primitive once; the answer is cached; thread-safe. cpu_has_fast_bf16() implies it.
 bool bf16_matmul_supported();
 // "oneDNN has no bf16 matmul for ISA avx2 on this CPU": why bf16_matmul_supported() is false, for messages.
 std::string bf16_matmul_unavailable_reason();

@@ -13,6 +13,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "kernels/cpu_features.h"
 
@@ -38,7 +39,7 @@ Runtime& runtime() {
 
 struct Entry {
   dnnl::matmul prim;
-  dnnl::memory a, b, c, bias;
+  dnnl::memory a, b, c, bias, residual;
   std::mutex mu;  // memory objects carry the data handles of the call in flight
 };
 
@@ -86,6 +87,18 @@ dnnl::memory::desc make_md(DType t, int64_t outer, int64_t batch, int64_t rows, 
                             Dims{outer_stride, batch_stride, row_stride, col_stride});
 }
 
+dnnl::algorithm eltwise_algorithm(Activation a) {
+  switch (a) {
+    case Activation::gelu:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::gelu_tanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::relu:
+      return dnnl::algorithm::eltwise_relu;
+  }
+  return dnnl::algorithm::eltwise_relu;
+}
+
 Entry& get_entry(const Gemm& g, const Layout& l) {
   std::vector<int64_t> key{g.batch_outer,
                            g.batch,
@@ -107,7 +120,9 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
                            static_cast<int64_t>(g.b_type),
                            static_cast<int64_t>(g.c_type),
                            g.accumulate,
-                           g.bias != nullptr};
+                           g.bias != nullptr,
+                           g.has_activation ? 1 + static_cast<int64_t>(g.activation) : 0,
+                           g.residual != nullptr};
   uint32_t alpha_bits;
   std::memcpy(&alpha_bits, &g.alpha, 4);
   key.push_back(alpha_bits);
@@ -127,9 +142,13 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
   if (g.bias) bias_md = dnnl::memory::desc(Dims{1, 1, 1, g.N}, DT::f32, Dims{g.N, g.N, g.N, 1});
   dnnl::primitive_attr attr;
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
-  if (g.accumulate) {
+  dnnl::memory::desc residual_md;
+  if (g.residual) residual_md = make_md(DType::f32, 1, 1, g.M, g.N, l.ldc, 1, g.M * l.ldc, g.M * l.ldc);
+  if (g.accumulate || g.has_activation || g.residual) {
     dnnl::post_ops po;
-    po.append_sum(1.0f);
+    if (g.accumulate) po.append_sum(1.0f);
+    if (g.has_activation) po.append_eltwise(1.0f, eltwise_algorithm(g.activation), 0.0f, 0.0f);
+    if (g.residual) po.append_binary(dnnl::algorithm::binary_add, residual_md);
     attr.set_post_ops(po);
   }
   auto entry = std::make_unique<Entry>();
@@ -149,6 +168,7 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
   entry->b = dnnl::memory(b_md, rt.engine, DNNL_MEMORY_NONE);
   entry->c = dnnl::memory(c_md, rt.engine, DNNL_MEMORY_NONE);
   if (g.bias) entry->bias = dnnl::memory(bias_md, rt.engine, DNNL_MEMORY_NONE);
+  if (g.residual) entry->residual = dnnl::memory(residual_md, rt.engine, DNNL_MEMORY_NONE);
   Entry& ref = *entry;
   c.entries.emplace(std::move(key), std::move(entry));
   return ref;
@@ -174,7 +194,7 @@ double load_t(DType t, const void* p, int64_t i) {
 constexpr int64_t kQuantum = 64;
 
 // Separate per role: a row tail's product may itself split its reduction.
-thread_local std::vector<char> t_row_a, t_row_c, t_red_a, t_red_b;
+thread_local std::vector<char> t_row_a, t_row_c, t_row_r, t_red_a, t_red_b;
 
 void* zeroed(std::vector<char>& v, int64_t bytes) {
   v.assign(static_cast<size_t>(bytes), 0);
@@ -213,6 +233,11 @@ void gemm_row_tail(const Gemm& g, const Layout& l, int64_t m0, const void* a, co
   void* cs = zeroed(t_row_c, kQuantum * g.N * dtype_size(g.c_type));
   void* c_tail = const_cast<void*>(at_elem(c, m0 * l.ldc, g.c_type));
   if (g.accumulate) copy_runs(cs, g.N, c_tail, l.ldc, rem, g.N, g.c_type);
+  if (g.residual) {
+    void* rs = zeroed(t_row_r, kQuantum * g.N * 4);
+    copy_runs(rs, g.N, g.residual + m0 * l.ldc, l.ldc, rem, g.N, DType::f32);
+    t.residual = static_cast<const float*>(rs);
+  }
   gemm(t, as, b, cs);
   copy_runs(c_tail, l.ldc, cs, g.N, rem, g.N, g.c_type);
 }
@@ -245,6 +270,76 @@ void gemm_reduction_tail(const Gemm& g, const Layout& l, int64_t k0, const void*
   gemm(t, as, bs, c);
 }
 
+// Calls f(offset) for the start of every stored row run of an operand: `rows` runs of `cols` contiguous
+// elements per (outer, batch) matrix.
+template <class F>
+void for_each_run(int64_t outer, int64_t batch, int64_t rows, int64_t o_stride, int64_t b_stride, int64_t ld,
+                  F&& f) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t bt = 0; bt < batch; ++bt)
+      for (int64_t r = 0; r < rows; ++r) f(o * o_stride + bt * b_stride + r * ld);
+}
+
+// Number of elements from an operand's first element to one past its last.
+int64_t extent(int64_t outer, int64_t batch, int64_t rows, int64_t cols, int64_t o_stride, int64_t b_stride,
+               int64_t ld) {
+  return (outer - 1) * o_stride + (batch - 1) * b_stride + (rows - 1) * ld + cols;
+}
+
+thread_local std::vector<float> t_wide_a, t_wide_b, t_wide_c;
+
+// An f32 copy of a bf16 operand in the same layout (gaps between runs are left unset: the product never
+// reads them).
+const float* widen(std::vector<float>& v, const bf16* p, int64_t outer, int64_t batch, int64_t rows,
+                   int64_t cols, int64_t o_stride, int64_t b_stride, int64_t ld) {
+  v.resize(static_cast<size_t>(extent(outer, batch, rows, cols, o_stride, b_stride, ld)));
+  float* w = v.data();
+  for_each_run(outer, batch, rows, o_stride, b_stride, ld,
+               [&](int64_t i) { bf16_to_f32(p + i, w + i, cols); });
+  return w;
+}
+
+// oneDNN 2.x has no bf16 matmul below AVX512 (bf16_matmul_supported() is false). There a bf16 product runs
+// widened: the operands are converted to f32 and multiplied in f32, then a bf16 C is rounded once. That is
+// the arithmetic of a bf16 matmul (the product of two bf16 values is exact in f32, and oneDNN accumulates
+// bf16 products in f32) up to the order of the sums, so the bf16 path gives bf16 results, and is tested, on
+// every CPU; at f32 speed less the conversions, which is why --bf16 itself runs f32 there
+// (model::resolve_precision).
+void widened(const Gemm& g, const Layout& l, const void* a, const void* b, void* c) {
+  Gemm w = g;
+  w.a_type = w.b_type = w.c_type = DType::f32;
+  w.lda = l.lda;
+  w.ldb = l.ldb;
+  w.ldc = l.ldc;
+  w.stride_a = l.sa;
+  w.stride_b = l.sb;
+  w.stride_c = l.sc;
+  w.outer_stride_a = l.oa;
+  w.outer_stride_b = l.ob;
+  w.outer_stride_c = l.oc;
+  const float* af = static_cast<const float*>(a);
+  const float* bf = static_cast<const float*>(b);
+  if (g.a_type == DType::bf16) {
+    af = widen(t_wide_a, static_cast<const bf16*>(a), g.batch_outer, g.batch, g.trans_a ? g.K : g.M,
+               g.trans_a ? g.M : g.K, l.oa, l.sa, l.lda);
+    bf = widen(t_wide_b, static_cast<const bf16*>(b), g.batch_outer, g.batch, g.trans_b ? g.N : g.K,
+               g.trans_b ? g.K : g.N, l.ob, l.sb, l.ldb);
+  }
+  if (g.c_type == DType::f32) {
+    gemm(w, af, bf, c);
+    return;
+  }
+  bf16* cb = static_cast<bf16*>(c);
+  if (g.accumulate)
+    widen(t_wide_c, cb, g.batch_outer, g.batch, g.M, g.N, l.oc, l.sc, l.ldc);
+  else
+    t_wide_c.resize(static_cast<size_t>(extent(g.batch_outer, g.batch, g.M, g.N, l.oc, l.sc, l.ldc)));
+  float* cf = t_wide_c.data();
+  gemm(w, af, bf, cf);
+  for_each_run(g.batch_outer, g.batch, g.M, l.oc, l.sc, l.ldc,
+               [&](int64_t i) { f32_to_bf16(cf + i, cb + i, g.N); });
+}
+
 }  // namespace
 
 void gemm(const Gemm& g, const void* a, const void* b, void* c) {
@@ -252,10 +347,17 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
   CT_CHECK(g.a_type == g.b_type, "gemm: operand types differ (", dtype_name(g.a_type), " x ",
            dtype_name(g.b_type), "); convert one side first");
   CT_CHECK(!(g.bias && g.alpha != 1.0f), "gemm: alpha != 1 with a bias is not supported");
+  CT_CHECK(!(g.has_activation && g.accumulate), "gemm: an activation with accumulate is not supported");
+  CT_CHECK(!g.residual || (!g.accumulate && g.batch == 1 && g.batch_outer == 1),
+           "gemm: a residual needs an unbatched product without accumulate");
   if (g.M == 0 || g.N == 0) return;
   if (g.K == 0) {
     // Nothing to multiply: C = bias or 0 (or unchanged when accumulating).
     CT_CHECK(g.accumulate && !g.bias, "gemm: K = 0 is only supported with accumulate and no bias");
+    return;
+  }
+  if ((g.a_type == DType::bf16 || g.c_type == DType::bf16) && !bf16_matmul_supported()) {
+    widened(g, l, a, b, c);
     return;
   }
   if (g.batch == 1 && g.batch_outer == 1) {
@@ -270,7 +372,7 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
       return;
     }
     // Splitting the reduction adds a partial sum into C: only where C is f32 (no second rounding to bf16).
-    if (g.K > kQuantum && g.K % kQuantum != 0 && g.c_type == DType::f32) {
+    if (g.K > kQuantum && g.K % kQuantum != 0 && g.c_type == DType::f32 && !g.has_activation && !g.residual) {
       Gemm top = g;
       top.K = g.K / kQuantum * kQuantum;
       top.lda = l.lda;
@@ -293,8 +395,21 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     e.bias.set_data_handle(const_cast<float*>(g.bias));
     args.emplace(DNNL_ARG_BIAS, e.bias);
   }
+  if (g.residual) {
+    e.residual.set_data_handle(const_cast<float*>(g.residual));
+    const int post_op = (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0);
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, e.residual);
+  }
   e.prim.execute(rt.stream, args);
   rt.stream.wait();
+}
+
+void gemm_bf16_widened(const Gemm& g, const void* a, const void* b, void* c) {
+  CT_CHECK(g.a_type == g.b_type, "gemm: operand types differ (", dtype_name(g.a_type), " x ",
+           dtype_name(g.b_type), "); convert one side first");
+  const Layout l = resolve(g);
+  if (g.M == 0 || g.N == 0 || g.K == 0) return gemm(g, a, b, c);
+  widened(g, l, a, b, c);
 }
 
 void gemm_reference(const Gemm& g, const void* a, const void* b, void* c) {
@@ -311,7 +426,9 @@ void gemm_reference(const Gemm& g, const void* a, const void* b, void* c) {
           }
           acc *= g.alpha;
           if (g.bias) acc += g.bias[n];
+          if (g.has_activation) acc = activation_reference(acc, g.activation);
           const int64_t ic = o * l.oc + bt * l.sc + m * l.ldc + n;
+          if (g.residual) acc += g.residual[ic];
           if (g.accumulate) acc += load_t(g.c_type, c, ic);
           if (g.c_type == DType::f32)
             static_cast<float*>(c)[ic] = static_cast<float>(acc);

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "kernels/activation.h"
 
 namespace ct::kernels {
 
@@ -23,6 +24,13 @@ struct Gemm {
   float alpha = 1.0f;
   bool accumulate = false;
   const float* bias = nullptr;  // [N], f32, added to every row
+  // Applied to C after the bias, in the same pass (oneDNN eltwise post-op): a Linear and its activation at
+  // inference, where the pre-activation is not kept. Not with accumulate.
+  bool has_activation = false;
+  Activation activation = Activation::gelu;
+  // [M, N] f32 laid out like C (ldc), added last in the same pass (oneDNN binary post-op): a Linear and the
+  // residual connection after it. Unbatched products only; not with accumulate. May not alias C.
+  const float* residual = nullptr;
   // A second (outer) batch dimension, so attention can batch over (sequence, head) on [B, T, NH*HS] rows
   // where the head stride (HS) and the sequence stride (T*ld) are unrelated. Outer strides must be given (no
   // dense default) when batch_outer > 1. A stride of 0 in a batched operand with batch > 1 means dense, as
@@ -32,9 +40,14 @@ struct Gemm {
 };
 
 // Runs the product; throws ct::Error on a descriptor that is inconsistent (negative sizes, ld < row length,
-// ...) or that oneDNN cannot run here (bf16 where bf16_matmul_supported() is false, see cpu_features.h).
+// ...). Where oneDNN has no bf16 matmul (bf16_matmul_supported() false: AVX2-only CPUs with oneDNN 2.x), a
+// bf16 product runs widened to f32 with the same arithmetic (see gemm.cpp), at f32 speed.
 // Thread-safe: the primitive cache is shared and locked; execution uses oneDNN's OpenMP threads.
 void gemm(const Gemm& g, const void* a, const void* b, void* c);
+
+// What gemm() runs for a bf16 product where oneDNN has no bf16 matmul: operands widened to f32, one rounding
+// of a bf16 C. Public so that tests cover it on every CPU.
+void gemm_bf16_widened(const Gemm& g, const void* a, const void* b, void* c);
 
 // Plain triple loop over the same descriptor (double accumulation; bf16 operands widened): the test
 // reference.

@@ -5,8 +5,9 @@
 
 namespace ct::kernels {
 
-void linear_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
-                    int64_t BT, int64_t C, int64_t OC, DType mm) {
+namespace {
+
+Gemm forward_gemm(DType out_type, const float* bias, int64_t BT, int64_t C, int64_t OC, DType mm) {
   Gemm g;
   g.M = BT;
   g.N = OC;
@@ -15,6 +16,28 @@ void linear_forward(void* out, DType out_type, const void* inp, const void* weig
   g.a_type = g.b_type = mm;
   g.c_type = out_type;
   g.bias = bias;
+  return g;
+}
+
+}  // namespace
+
+void linear_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
+                    int64_t BT, int64_t C, int64_t OC, DType mm) {
+  gemm(forward_gemm(out_type, bias, BT, C, OC, mm), inp, weight, out);
+}
+
+void linear_act_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
+                        int64_t BT, int64_t C, int64_t OC, DType mm, Activation act) {
+  Gemm g = forward_gemm(out_type, bias, BT, C, OC, mm);
+  g.has_activation = true;
+  g.activation = act;
+  gemm(g, inp, weight, out);
+}
+
+void linear_residual_forward(float* out, const void* inp, const void* weight, const float* bias,
+                             const float* residual, int64_t BT, int64_t C, int64_t OC, DType mm) {
+  Gemm g = forward_gemm(DType::f32, bias, BT, C, OC, mm);
+  g.residual = residual;
   gemm(g, inp, weight, out);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "kernels/activation.h"
 
 namespace ct::kernels {
 
@@ -13,6 +14,16 @@ namespace ct::kernels {
 // inp and weight are of type `mm` (f32 or bf16); out is of type out_type.
 void linear_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
                     int64_t BT, int64_t C, int64_t OC, DType mm);
+
+// out = act(inp * weight^T + bias) in one pass over out (a oneDNN post-op): inference, where the
+// pre-activation is not kept for a backward. Same operand and output types as linear_forward.
+void linear_act_forward(void* out, DType out_type, const void* inp, const void* weight, const float* bias,
+                        int64_t BT, int64_t C, int64_t OC, DType mm, Activation act);
+
+// out[BT, OC] (f32) = inp * weight^T + bias + residual[BT, OC] in one pass over out (a oneDNN post-op): a
+// Linear and the residual connection after it when no dropout sits between them. residual may not alias out.
+void linear_residual_forward(float* out, const void* inp, const void* weight, const float* bias,
+                             const float* residual, int64_t BT, int64_t C, int64_t OC, DType mm);
 
 // Backward, every output ADDED into (+=); any of dinp / dweight / dbias may be null to skip it.
 //   dinp[BT, C]    += dout[BT, OC] * weight[OC, C]

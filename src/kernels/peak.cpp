@@ -11,6 +11,10 @@
 
 namespace ct::kernels {
 
+DType peak_dtype(DType run) {
+  return run == DType::bf16 && bf16_matmul_supported() ? DType::bf16 : DType::f32;
+}
+
 double measure_matmul_gflops(DType dtype, int64_t M, int64_t N, int64_t K, int reps) {
   CT_CHECK(M > 0 && N > 0 && K > 0 && reps > 0, "matmul peak: sizes must be positive (M=", M, " N=", N,
            " K=", K, ")");

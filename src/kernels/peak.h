@@ -13,4 +13,8 @@ namespace ct::kernels {
 // where bf16_matmul_supported() is false.
 double measure_matmul_gflops(DType dtype, int64_t M, int64_t N, int64_t K, int reps = 5);
 
+// The peak a run in `run` precision is measured against: bf16 where oneDNN has a bf16 matmul, else f32 (a
+// widened bf16 product runs on the f32 units, see gemm.h).
+DType peak_dtype(DType run);
+
 }  // namespace ct::kernels

@@ -1,9 +1,11 @@
 #include "model/qa_model.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -169,14 +171,6 @@ struct QaModel::Buffers {
 
 QaModel::QaModel(const ModelConfig& config, Precision precision, float* grad_slab)
     : config_(config), layout_(make_param_layout(config)), precision_(precision) {
-  if (precision_ == Precision::bf16 && !kernels::cpu_has_fast_bf16()) {
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      log::warn("--bf16: this CPU has neither AVX512-BF16 nor AMX (oneDNN ISA ", kernels::cpu_isa_name(),
-                "); running f32 instead of emulating bf16 slowly");
-    });
-    precision_ = Precision::f32;
-  }
   params_owner_ = aligned_alloc_shared(layout_.total * 4);
   params_ = static_cast<float*>(params_owner_.get());
   if (grad_slab) {
@@ -185,10 +179,34 @@ QaModel::QaModel(const ModelConfig& config, Precision precision, float* grad_sla
     grads_owner_ = aligned_alloc_shared(layout_.total * 4);
     grads_ = static_cast<float*>(grads_owner_.get());
   }
-  if (precision_ == Precision::bf16) {
+  if (precision_ == Precision::bf16) set_precision(Precision::bf16);
+}
+
+void QaModel::set_precision(Precision precision) {
+  precision_ = precision;
+  if (precision_ == Precision::bf16 && !weights_bf16_) {
     weights_bf16_owner_ = aligned_alloc_shared(layout_.total * 2);
     weights_bf16_ = static_cast<bf16*>(weights_bf16_owner_.get());
   }
+  buf_.reset();  // activations are laid out in the run precision
+  weights_dirty_ = true;
+}
+
+Precision resolve_precision(bool bf16_requested) {
+  if (!bf16_requested) return Precision::f32;
+  if (kernels::cpu_has_fast_bf16()) return Precision::bf16;
+  const char* env = std::getenv("CORETRAIN_BF16_EMULATE");
+  const bool emulate = env && std::string(env) == "1";
+  static std::once_flag warned;
+  std::call_once(warned, [emulate] {
+    if (emulate)
+      log::warn("--bf16: this CPU has neither AVX512-BF16 nor AMX (oneDNN ISA ", kernels::cpu_isa_name(),
+                "); CORETRAIN_BF16_EMULATE=1: running bf16 arithmetic on f32 units (slower than f32)");
+    else
+      log::warn("--bf16: this CPU has neither AVX512-BF16 nor AMX (oneDNN ISA ", kernels::cpu_isa_name(),
+                "); running f32 instead of emulating bf16 slowly (CORETRAIN_BF16_EMULATE=1 emulates it)");
+  });
+  return emulate ? Precision::bf16 : Precision::f32;
 }
 
 QaModel::~QaModel() = default;
@@ -297,7 +315,7 @@ void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs
     a.mean1 = b->alloc<float>(N);
     a.rstd1 = b->alloc<float>(N);
     a.h1 = b->alloc_dt(N * H, dt);
-    a.inter = b->alloc<float>(N * I);
+    if (all_layers) a.inter = b->alloc<float>(N * I);  // inference fuses the activation into the matmul
     a.act = b->alloc_dt(N * I, dt);
     a.res2 = b->alloc<float>(N * H);
     a.mean2 = b->alloc<float>(N);
@@ -314,10 +332,12 @@ void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs
   b->dx = b->alloc<float>(N * H);
   b->dres = b->alloc<float>(N * H);
   b->dctx = b->alloc<float>(N * H);
-  b->dact = b->alloc<float>(N * I);
-  b->dinter = b->alloc<float>(N * I);
-  b->dqkv = b->alloc<float>(N * 3 * H);
-  if (dt == DType::bf16) {
+  if (all_layers) {  // backward only (the forward's scratch is dx, dres, dctx and, training, dinter)
+    b->dact = b->alloc<float>(N * I);
+    b->dinter = b->alloc<float>(N * I);
+    b->dqkv = b->alloc<float>(N * 3 * H);
+  }
+  if (dt == DType::bf16 && all_layers) {
     b->dres_b = b->alloc<bf16>(N * H);
     b->dinter_b = b->alloc<bf16>(N * I);
     b->dqkv_b = b->alloc<bf16>(N * 3 * H);
@@ -460,18 +480,34 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
     else
       kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
                                  site(p_attn, sid));
-    kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
-    if (!distil) drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 1));
-    add_into(a.res1, tmp, xf(l), N * H);
+    // Where the dropout between a Linear and its residual is the identity (evaluation; DistilBERT's attention
+    // output has none), the residual add rides on the matmul.
+    if (distil || site(p_hidden, sid + 1).p == 0.0f) {
+      kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, xf(l), N, H,
+                                       H, dt);
+    } else {
+      kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
+      drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 1));
+      add_into(a.res1, tmp, xf(l), N * H);
+    }
     kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
                                eps);
 
-    kernels::linear_forward(a.inter, DType::f32, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
-    kernels::activation_forward(lowp ? bf.dinter : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
-                                N * I, act);
-    kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
-    drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 2));
-    add_into(a.res2, tmp, h1f, N * H);
+    if (keep) {  // backward reads the pre-activation
+      kernels::linear_forward(a.inter, DType::f32, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
+      kernels::activation_forward(lowp ? bf.dinter : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
+                                  N * I, act);
+    } else {  // inference: bias and activation ride on the matmul, straight into the next operand
+      kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt, act);
+    }
+    if (site(p_hidden, sid + 2).p == 0.0f) {
+      kernels::linear_residual_forward(a.res2, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, h1f, N, I, H,
+                                       dt);
+    } else {
+      kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
+      drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 2));
+      add_into(a.res2, tmp, h1f, N * H);
+    }
     kernels::layernorm_forward(xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
                                P + lo.ln2_b, N, H, eps);
   }

@@ -5,7 +5,9 @@
 //
 // bf16 mode is torch.autocast("cpu", bfloat16) in spirit: every matmul takes bf16 operands and accumulates in
 // f32 (bf16 copies of the linear weights are refreshed once per weight update), master weights, gradients,
-// layer norm, softmax and the loss stay f32. Without AVX512-BF16/AMX it warns once and runs f32.
+// layer norm, softmax and the loss stay f32. The model runs the precision it is given (bf16 without
+// AVX512-BF16/AMX: the same arithmetic, widened to f32 by kernels::gemm); resolve_precision() is what --bf16
+// runs.
 //
 // Dropout is a pure function of (seed, step, site), so any step can be replayed exactly; backward recomputes
 // the masks instead of storing them.
@@ -25,6 +27,11 @@
 namespace ct::model {
 
 enum class Precision { f32, bf16 };
+
+// What --bf16 runs here: bf16 where the CPU has AVX512-BF16 or AMX. Elsewhere f32, with one warning, since
+// bf16 arithmetic there runs on f32 units and only costs time; CORETRAIN_BF16_EMULATE=1 runs it anyway (to
+// get a bf16 run's numbers on any machine). f32 when bf16 is not requested.
+Precision resolve_precision(bool bf16_requested);
 
 // One batch of features, row-major [B, T]. Pointers are borrowed for the duration of forward/backward.
 //
@@ -75,8 +82,10 @@ class QaModel {
   const ParamLayout& layout() const { return layout_; }
   const std::vector<ParamInfo>& params() const { return layout_.params; }
   int64_t num_params() const { return layout_.total; }
-  // The precision actually run (bf16 requested on a CPU without fast bf16 runs f32).
   Precision precision() const { return precision_; }
+  // Changes the precision of the next forward (HF's --bf16_full_eval evaluates an f32-trained model in
+  // bf16). Drops the last forward's activations.
+  void set_precision(Precision precision);
 
   // Writable access marks the weights changed (bf16 copies refresh on the next forward).
   float* params_data();

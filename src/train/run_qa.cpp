@@ -293,7 +293,7 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
   if (out.tokenizer.vocab_size() > out.config.vocab_size)
     fail(tok_flag, ": tokenizer has ", out.tokenizer.vocab_size(), " tokens but config vocab_size is ",
          out.config.vocab_size);
-  const auto precision = args.training.bf16 ? model::Precision::bf16 : model::Precision::f32;
+  const auto precision = model::resolve_precision(args.training.bf16);
   out.model = std::make_unique<model::QaModel>(
       out.config, precision, grad_alloc ? grad_alloc(model::make_param_layout(out.config).total) : nullptr);
   const uint64_t seed = static_cast<uint64_t>(args.training.seed);
@@ -441,6 +441,11 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     result.comm_exposed_seconds = trainer.comm_exposed_seconds();
   }
   result.world = dist.world;
+  // HF's evaluation_loop casts the model to bf16 once training is over (not for evaluations during it) and
+  // leaves it so for predict. coretrain's bf16 keeps layer norm and softmax in f32 (autocast's split), where
+  // a model cast whole to bf16 runs them in bf16 too.
+  if (t.bf16_full_eval && (t.do_eval || t.do_predict))
+    lm.model->set_precision(model::resolve_precision(/*bf16_requested=*/true));
   if (t.do_eval) {
     log::info("*** Evaluate ***");
     auto m = trainer.evaluate(eval_ds, /*write_predictions=*/true);

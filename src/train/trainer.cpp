@@ -291,7 +291,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   // here, now, at the model's FFN shape in the run's precision (what `coretrain bench step` divides by).
   const DType run_dt = model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32;
   const double peak_gflops = kernels::measure_matmul_gflops(
-      run_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
+      kernels::peak_dtype(run_dt),
+      std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
       model_.config().intermediate_size, model_.config().hidden_size, 3);
   double model_flops = 0;
   int64_t real_tokens = 0, padded_tokens = 0;
@@ -455,8 +456,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         args_.data.pad_to_max_length ? "padded" : "packed: no pad rows computed", "); model ",
         round_to(model_flops / runtime / 1e9, 1), " GFLOP/s, MFU ",
         round_to(100.0 * model_flops / runtime / 1e9 / peak_gflops, 1), "% of the ",
-        run_dt == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (", round_to(peak_gflops, 1),
-        " GFLOP/s)");
+        kernels::peak_dtype(run_dt) == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (",
+        round_to(peak_gflops, 1), " GFLOP/s)");
   if (reducer_ && writes_files())
     log::info("DDP: ", dist_.world, " ranks, ", round_to(num_samples / runtime / dist_.world, 3),
               " samples/s per rank, gradient communication left exposed after backward ",

@@ -110,7 +110,7 @@ class FlagTable {
     add("data_seed", &t.data_seed, "seed for data order (default: seed)");
     add("full_determinism", &t.full_determinism, "accepted: coretrain is deterministic anyway");
     add("bf16", &t.bf16, "bf16 matmuls (autocast-style), f32 master weights");
-    add("bf16_full_eval", &t.bf16_full_eval, "bf16 evaluation");
+    add("bf16_full_eval", &t.bf16_full_eval, "evaluate and predict in bf16 after training (norms stay f32)");
     add("eval_steps", &t.eval_steps, "evaluate every N steps (default: logging_steps)");
     add("dataloader_drop_last", &t.dataloader_drop_last, "drop the last incomplete batch");
     add("dataloader_num_workers", &t.dataloader_num_workers, "accepted for compatibility");

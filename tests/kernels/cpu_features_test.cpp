@@ -28,40 +28,64 @@ TEST(CpuFeatures, Consistent) {
   EXPECT_NE(reason.find("ISA " + cpu_isa_name()), std::string::npos) << reason;
 }
 
-// The query is what gemm does: a tiny bf16 product (f32 and bf16 output) runs exactly where the query says
-// yes, and elsewhere fails with an error naming the reason. Meaningful on both kinds of CPU.
-TEST(CpuFeatures, Bf16MatmulQueryMatchesGemm) {
+// The query is cached and thread-safe; a bf16 product runs on every CPU (natively where the query says yes,
+// widened where it says no) and, on values whose products and sums are exact, gives the reference's bits,
+// both widened explicitly and through gemm(), for f32 and bf16 output, plain, accumulating, and with the
+// strided two-level batch attention uses.
+TEST(CpuFeatures, Bf16GemmRunsWithOrWithoutAOneDnnBf16Matmul) {
   std::vector<int> answers(4, -1);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) threads.emplace_back([t, &answers] { answers[t] = bf16_matmul_supported(); });
   for (auto& th : threads) th.join();
-  const bool supported = bf16_matmul_supported();
-  EXPECT_EQ(answers, std::vector<int>(4, supported));
+  EXPECT_EQ(answers, std::vector<int>(4, bf16_matmul_supported()));
 
-  std::vector<bf16> a(3 * 5), b(5 * 7), c_bf(3 * 7);
-  std::vector<float> c(3 * 7);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = to_bf16(0.25f * static_cast<float>(i % 5));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = to_bf16(0.5f * static_cast<float>(i % 3));
+  // Two sequences x two heads of [T=3, HS=5] on rows of 3 * 2 * 5 (fused qkv-like), times B^T per head.
   Gemm g;
+  g.batch_outer = 2;
+  g.batch = 2;
   g.M = 3;
-  g.N = 7;
+  g.N = 4;
   g.K = 5;
+  g.trans_b = true;
+  g.lda = 30;
+  g.stride_a = 5;
+  g.outer_stride_a = 3 * 30;
+  g.ldb = 5;
+  g.stride_b = 4 * 5;
+  g.outer_stride_b = 2 * 4 * 5;
+  g.ldc = 9;  // C rows padded: the gap must be left alone
+  g.stride_c = 3 * 9;
+  g.outer_stride_c = 2 * 3 * 9;
   g.a_type = g.b_type = DType::bf16;
-  for (const DType out : {DType::f32, DType::bf16}) {
-    g.c_type = out;
-    void* cp = out == DType::f32 ? static_cast<void*>(c.data()) : static_cast<void*>(c_bf.data());
-    if (supported) {
-      EXPECT_NO_THROW(gemm(g, a.data(), b.data(), cp)) << dtype_name(out);
-    } else {
-      try {
-        gemm(g, a.data(), b.data(), cp);
-        ADD_FAILURE() << "bf16 gemm ran although bf16_matmul_supported() is false";
-      } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find(bf16_matmul_unavailable_reason()), std::string::npos)
-            << e.what();
+  std::vector<bf16> a(2 * 3 * 30), b(2 * 2 * 4 * 5);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = to_bf16(0.25f * static_cast<float>(i % 5) - 0.5f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = to_bf16(0.5f * static_cast<float>(i % 3));
+  for (const bool acc : {false, true})
+    for (const DType out : {DType::f32, DType::bf16}) {
+      g.c_type = out;
+      g.accumulate = acc;
+      const int64_t n = 2 * 2 * 3 * 9;
+      std::vector<float> cf(n), cf_ref(n), cf_wide(n);
+      std::vector<bf16> cb(n), cb_ref(n), cb_wide(n);
+      for (int64_t i = 0; i < n; ++i) cf[i] = cf_ref[i] = cf_wide[i] = 0.125f * static_cast<float>(i % 7);
+      for (int64_t i = 0; i < n; ++i) cb[i] = cb_ref[i] = cb_wide[i] = to_bf16(cf[i]);
+      auto ptr = [&](std::vector<float>& f, std::vector<bf16>& h) {
+        return out == DType::f32 ? static_cast<void*>(f.data()) : static_cast<void*>(h.data());
+      };
+      const std::string what = std::string(acc ? "accumulate " : "") + "-> " + dtype_name(out);
+      ASSERT_NO_THROW(gemm(g, a.data(), b.data(), ptr(cf, cb))) << what;
+      gemm_bf16_widened(g, a.data(), b.data(), ptr(cf_wide, cb_wide));
+      gemm_reference(g, a.data(), b.data(), ptr(cf_ref, cb_ref));
+      for (int64_t i = 0; i < n; ++i) {
+        if (out == DType::f32) {
+          ASSERT_EQ(cf[i], cf_ref[i]) << what << " at " << i;
+          ASSERT_EQ(cf_wide[i], cf_ref[i]) << what << " widened at " << i;
+        } else {
+          ASSERT_EQ(cb[i].bits, cb_ref[i].bits) << what << " at " << i;
+          ASSERT_EQ(cb_wide[i].bits, cb_ref[i].bits) << what << " widened at " << i;
+        }
       }
     }
-  }
 }
 
 TEST(Peak, MeasuresPositiveRateAndRejectsBadShapes) {

@@ -54,6 +54,16 @@ TEST(BenchStep, Bf16FallsBackToF32WithOneWarningWithoutBf16Instructions) {
   EXPECT_NE(r.out.find("\"precision\": \"f32\""), std::string::npos) << r.out;
 }
 
+// DNNL_MAX_CPU_ISA=AVX2 takes oneDNN's bf16 matmul away on any CPU: the opt-in runs widened bf16, against
+// the f32 peak (the units it runs on).
+TEST(BenchStep, Bf16EmulatedOnRequestWithoutBf16Instructions) {
+  const CmdResult r =
+      run("OMP_NUM_THREADS=1 DNNL_MAX_CPU_ISA=AVX2 CORETRAIN_BF16_EMULATE=1", kTiny + " --bf16");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count(r.out, "CORETRAIN_BF16_EMULATE=1: running bf16"), 1) << r.out;
+  EXPECT_NE(r.out.find("\"precision\": \"bf16\""), std::string::npos) << r.out;
+}
+
 TEST(BenchStep, Bf16RunsBf16WhereTheCpuHasIt) {
   if (!ct::kernels::cpu_has_fast_bf16()) GTEST_SKIP() << "no AVX512-BF16/AMX here";
   const CmdResult r = run("OMP_NUM_THREADS=1", kTiny + " --bf16");

@@ -150,37 +150,43 @@ TEST(PackedBatch, BackwardAccumulatesLikePaddedAndReportsEveryParameter) {
     ASSERT_NEAR(m.grads_data()[i], 1.5f * once[i], 1e-6f + 1e-5f * std::fabs(once[i])) << i;
 }
 
-// Evaluation runs without keeping activations (layers overwrite each other's buffers): the same logits,
-// padded or packed, less memory, and no backward.
+// Evaluation runs without keeping activations (layers overwrite each other's buffers, and the FFN's GELU
+// rides on its matmul): the same logits up to the GELU's rounding, padded or packed, f32 or bf16, less
+// memory, and no backward.
 TEST(PackedBatch, InferenceWithoutActivationsGivesTheSameLogitsInLessMemory) {
-  for (const char* name : {"bert", "distilbert"}) {
-    const Golden g = load_golden(name);
-    Packed p = pack(g, all_rows(g));
-    for (bool packed : {false, true}) {
-      const Batch b = packed ? p.batch : batch_of(g);
-      const int64_t n = packed ? static_cast<int64_t>(p.ids.size()) : g.B * g.T;
-      QaModel kept(g.config, Precision::f32), lean(g.config, Precision::f32);
-      load_params(kept, g);
-      load_params(lean, g);
-      std::vector<float> a(n), b2(n), e1(n), e2(n);
-      kept.forward(b, StepOptions{}, a.data(), e1.data());
-      StepOptions o;
-      o.keep_activations = false;
-      lean.forward(b, o, b2.data(), e2.data());
-      EXPECT_EQ(a, b2) << name << " packed=" << packed;
-      EXPECT_EQ(e1, e2) << name << " packed=" << packed;
-      EXPECT_LT(lean.activation_bytes(), kept.activation_bytes()) << name;
-      EXPECT_THROW(lean.backward(), Error) << name;
-      // A training forward after it gets every layer's buffers back.
-      lean.forward(b, StepOptions{}, b2.data(), nullptr);
-      lean.backward();
-      EXPECT_EQ(a, b2) << name;
+  for (const Precision prec : {Precision::f32, Precision::bf16})
+    for (const char* name : {"bert", "distilbert"}) {
+      const Golden g = load_golden(name);
+      Packed p = pack(g, all_rows(g));
+      for (bool packed : {false, true}) {
+        const Batch b = packed ? p.batch : batch_of(g);
+        const int64_t n = packed ? static_cast<int64_t>(p.ids.size()) : g.B * g.T;
+        QaModel kept(g.config, prec), lean(g.config, prec);
+        load_params(kept, g);
+        load_params(lean, g);
+        std::vector<float> a(n), b2(n), e1(n), e2(n);
+        kept.forward(b, StepOptions{}, a.data(), e1.data());
+        StepOptions o;
+        o.keep_activations = false;
+        lean.forward(b, o, b2.data(), e2.data());
+        // f32: two GELU implementations (ours, oneDNN's post-op) differ in the last bits; bf16: that can move
+        // an activation across a bf16 rounding boundary.
+        const double tol = prec == Precision::f32 ? 1e-5 : 2e-2;
+        const std::string what = std::string(name) + (packed ? " packed" : " padded") +
+                                 (prec == Precision::f32 ? " f32" : " bf16");
+        EXPECT_LE(rel_err(b2.data(), a, tol * max_abs(a.data(), n)), tol) << what;
+        EXPECT_LE(rel_err(e2.data(), e1, tol * max_abs(e1.data(), n)), tol) << what;
+        EXPECT_LT(lean.activation_bytes(), kept.activation_bytes()) << name;
+        EXPECT_THROW(lean.backward(), Error) << name;
+        // A training forward after it gets every layer's buffers back.
+        lean.forward(b, StepOptions{}, b2.data(), nullptr);
+        lean.backward();
+        EXPECT_EQ(a, b2) << name;
+      }
     }
-  }
 }
 
 TEST(PackedBatch, Bf16StaysCloseToF32) {
-  if (!kernels::cpu_has_fast_bf16()) GTEST_SKIP() << "no AVX512-BF16/AMX: bf16 runs f32";
   const Golden g = load_golden("bert");
   QaModel m32(g.config, Precision::f32), m16(g.config, Precision::bf16);
   load_params(m32, g);

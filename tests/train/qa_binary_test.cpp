@@ -7,9 +7,12 @@
 #include <unistd.h>
 #include "demo_workspace.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <vector>
 
 #include "core/fs.h"
 #include "data/demo_data.h"
@@ -26,9 +29,9 @@ struct Run {
   std::string out;  // stdout + stderr
 };
 
-Run run(const std::string& args) {
+Run run(const std::string& args, const std::string& env = "") {
   const std::string log = stdfs::temp_directory_path() / ("ct_qa_bin_" + std::to_string(::getpid()) + ".log");
-  const std::string cmd = std::string(CORETRAIN_BIN) + " qa " + args + " > " + log + " 2>&1";
+  const std::string cmd = env + " " + std::string(CORETRAIN_BIN) + " qa " + args + " > " + log + " 2>&1";
   int rc = std::system(cmd.c_str());
   Run r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ct::fs::read_file(log)};
   stdfs::remove(log);
@@ -83,6 +86,70 @@ TEST_F(QaBinary, TrainsToHighF1AndNbestLogitsMatchTorch) {
           .c_str());
   EXPECT_EQ(rc, 0) << ct::fs::read_file(log);
   std::printf("%s", ct::fs::read_file(log).c_str());
+}
+
+// Each example's n-best candidates by text (first occurrence): (start logit, end logit). Candidates are
+// matched by text because a small change in the logits can reorder the list.
+std::map<std::string, std::pair<double, double>> nbest_logits(const std::string& dir) {
+  std::map<std::string, std::pair<double, double>> m;
+  const auto j = ct::train::read_json(dir + "/eval_nbest_predictions.json");
+  for (const auto& [id, cands] : j.items())
+    for (const auto& c : cands)
+      m.emplace(id + "|" + c["text"].get<std::string>(),
+                std::make_pair(c["start_logit"].get<double>(), c["end_logit"].get<double>()));
+  return m;
+}
+
+int count(const std::string& s, const std::string& needle) {
+  int n = 0;
+  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// HF's --bf16_full_eval: an f32-trained model is evaluated in bf16 once training is over. Widened bf16 runs
+// on any CPU under CORETRAIN_BF16_EMULATE=1 (DNNL_MAX_CPU_ISA=AVX2 forces the widening everywhere), so the
+// flag's effect is checked on every machine: the logits move by bf16 rounding, not more, while the same
+// evaluation without the flag reproduces the f32 logits exactly.
+TEST_F(QaBinary, Bf16FullEvalEvaluatesInBf16AfterTraining) {
+  const std::string trained = root_ + "/full_eval_f32";
+  auto r = run(base(trained) + " --do_train --do_eval --per_device_train_batch_size 8 --learning_rate 3e-3 " +
+               "--max_steps 40 --seed 5 --save_strategy no");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto f32 = nbest_logits(trained);
+  ASSERT_FALSE(f32.empty());
+
+  const std::string eval_only = " --do_eval --model_name_or_path " + trained + " --overwrite_output_dir";
+  const std::string again = root_ + "/full_eval_again";
+  r = run(base(again) + eval_only);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nbest_logits(again), f32);
+
+  const std::string bf = root_ + "/full_eval_bf16";
+  r = run(base(bf) + eval_only + " --bf16_full_eval", "CORETRAIN_BF16_EMULATE=1 DNNL_MAX_CPU_ISA=AVX2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "CORETRAIN_BF16_EMULATE=1: running bf16"), 1) << r.out;
+  const auto b16 = nbest_logits(bf);
+  double scale = 0, diff = 0;
+  size_t common = 0;
+  for (const auto& [key, lf] : f32) {
+    scale = std::max({scale, std::fabs(lf.first), std::fabs(lf.second)});
+    const auto it = b16.find(key);
+    if (it == b16.end()) continue;
+    ++common;
+    diff = std::max({diff, std::fabs(it->second.first - lf.first), std::fabs(it->second.second - lf.second)});
+  }
+  std::printf("bf16 full eval: largest logit change %g (largest logit %g), %zu of %zu candidates shared\n",
+              diff, scale, common, f32.size());
+  EXPECT_GE(common, f32.size() / 2) << "bf16 evaluation shares few n-best candidates with f32";
+  EXPECT_GT(diff, 0.0) << "bf16 evaluation gave the f32 logits bit for bit";
+  EXPECT_LT(diff, 0.05 * scale) << "bf16 moved a logit by " << diff << " (largest logit " << scale << ")";
+
+  // Without the opt-in, a CPU with no bf16 instructions says so once and evaluates in f32.
+  const std::string fallback = root_ + "/full_eval_fallback";
+  r = run(base(fallback) + eval_only + " --bf16_full_eval", "DNNL_MAX_CPU_ISA=AVX2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "running f32 instead"), 1) << r.out;
+  EXPECT_EQ(nbest_logits(fallback), f32);
 }
 
 TEST_F(QaBinary, BadCommandLinesFailWithOneLineNamingTheFlag) {
