@@ -24,28 +24,56 @@ Activation activation_from_name(const std::string& name) {
        "' (expected gelu, gelu_new, gelu_pytorch_tanh or relu)");
 }
 
+namespace {
+
+template <Activation A>
+inline float act_of(float x) {
+  if constexpr (A == Activation::gelu) {
+    return 0.5f * x * fast_erfc(-x * kInvSqrt2);
+  } else if constexpr (A == Activation::gelu_tanh) {
+    return 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
+  } else {
+    return x > 0.0f ? x : 0.0f;
+  }
+}
+
+template <Activation A>
+void forward_loop(float* out, bf16* out_bf16, const float* inp, int64_t n) {
+  if (out) {
+#pragma omp parallel for simd schedule(static) if (n > 16384)
+    for (int64_t i = 0; i < n; ++i) out[i] = act_of<A>(inp[i]);
+    if (out_bf16) f32_to_bf16(out, out_bf16, n);
+    return;
+  }
+  // bf16 only (the bf16 path's next matmul operand): through a chunk that stays in L1, so the f32 result is
+  // never written to memory and read back.
+  constexpr int64_t kChunk = 2048;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (n > 16384)
+  for (int64_t c = 0; c < chunks; ++c) {
+    alignas(64) float tmp[kChunk];
+    const int64_t b = c * kChunk, len = std::min(kChunk, n - b);
+#pragma omp simd
+    for (int64_t i = 0; i < len; ++i) tmp[i] = act_of<A>(inp[b + i]);
+    f32_to_bf16(tmp, out_bf16 + b, len);
+  }
+}
+
+}  // namespace
+
 void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act) {
+  CT_CHECK(out || out_bf16, "activation_forward: no output");
   switch (act) {
     case Activation::gelu:
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-      for (int64_t i = 0; i < n; ++i) {
-        const float x = inp[i];
-        out[i] = 0.5f * x * fast_erfc(-x * kInvSqrt2);
-      }
+      forward_loop<Activation::gelu>(out, out_bf16, inp, n);
       break;
     case Activation::gelu_tanh:
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-      for (int64_t i = 0; i < n; ++i) {
-        const float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
-      }
+      forward_loop<Activation::gelu_tanh>(out, out_bf16, inp, n);
       break;
     case Activation::relu:
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-      for (int64_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+      forward_loop<Activation::relu>(out, out_bf16, inp, n);
       break;
   }
-  if (out_bf16) f32_to_bf16(out, out_bf16, n);
 }
 
 namespace {

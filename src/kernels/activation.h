@@ -16,7 +16,8 @@ enum class Activation { gelu, gelu_tanh, relu };
 Activation activation_from_name(const std::string& name);
 
 // out[n] = act(inp[n]) (OVERWRITES out; out may alias inp only if backward does not need inp afterwards);
-// out_bf16[n] = bf16(out[n]) when not null.
+// out_bf16[n] = bf16(out[n]) when not null. out may be null when out_bf16 is not: bf16 result only, in one
+// pass.
 void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act);
 
 // dinp[n] += dout[n] * act'(inp[n])  (ADDS; inp is the forward input). dinp must not alias dout.

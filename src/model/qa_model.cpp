@@ -495,7 +495,7 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
 
     if (keep) {  // backward reads the pre-activation
       kernels::linear_forward(a.inter, DType::f32, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
-      kernels::activation_forward(lowp ? bf.dinter : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
+      kernels::activation_forward(lowp ? nullptr : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
                                   N * I, act);
     } else {  // inference: bias and activation ride on the matmul, straight into the next operand
       kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt, act);

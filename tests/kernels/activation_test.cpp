@@ -31,6 +31,20 @@ TEST_P(ActivationTest, ForwardMatchesReference) {
   }
 }
 
+// bf16 only (no f32 output): the same bits as the f32 result's bf16 copy, over chunk boundaries and the
+// threaded path (n past 16384, not a multiple of the chunk).
+TEST_P(ActivationTest, Bf16OnlyOutputEqualsTheF32ResultRounded) {
+  const Activation act = GetParam();
+  const int64_t n = 40000 + 17;
+  auto x = test::randn(n, 9, 3.0f);
+  std::vector<float> y(n);
+  std::vector<bf16> with_f32(n), only(n);
+  activation_forward(y.data(), with_f32.data(), x.data(), n, act);
+  activation_forward(nullptr, only.data(), x.data(), n, act);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(only[i].bits, with_f32[i].bits) << i;
+  EXPECT_THROW(activation_forward(nullptr, nullptr, x.data(), n, act), Error);
+}
+
 TEST_P(ActivationTest, BackwardMatchesReferenceAndFiniteDifferences) {
   const Activation act = GetParam();
   auto x = grid();
