@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 #include <netdb.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -74,6 +75,39 @@ std::atomic<int64_t> g_exit_timeout_ms{300000};
 //    still be writing the output folder), so that no rank is killed mid-work and all leave with the same 0.
 //    A barrier that times out means some rank never got here: say so and abort the job with 1.
 // _Exit, not return: the rest of exit would run UCX's teardown with live endpoints; stdio is flushed first.
+// Before it, the PMI finalize handshake below, so that Hydra does not take the exit for a crash.
+//
+// Hydra's proxy watches each rank's PMI socket: closed before a PMI finalize, it means the rank died, and the
+// proxy SIGKILLs the node's other ranks. Leaving without MPI_Finalize, the first rank of a node to exit thus
+// kills its node-mates; one still on its way out is reported as "EXIT CODE: 9" and mpiexec fails a job that
+// succeeded (1 run in 6 of tests/train/netns_qa.sh's mpi mode, 2026-11-26). So each rank says
+// what MPI_Finalize's PMI_Finalize says on that socket (PMI-1 wire format, which Hydra accepts whatever the
+// client negotiated): "cmd=finalize", then waits up to 5 s for "cmd=finalize_ack"; Hydra then stops watching
+// the socket. Launchers without PMI_FD (Slurm's PMI-2, PMIx, Open MPI) are left as they were.
+void pmi_finalize_handshake() {
+  const char* env = std::getenv("PMI_FD");
+  if (!env || !*env) return;
+  char* end = nullptr;
+  const long fd = std::strtol(env, &end, 10);
+  if (*end != '\0' || fd < 0) return;
+  static constexpr char kCmd[] = "cmd=finalize\n";
+  if (::write(static_cast<int>(fd), kCmd, sizeof(kCmd) - 1) != static_cast<ssize_t>(sizeof(kCmd) - 1)) return;
+  char buf[256];
+  size_t n = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (n < sizeof(buf)) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd p{static_cast<int>(fd), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+    const ssize_t k = ::read(static_cast<int>(fd), buf + n, sizeof(buf) - n);
+    if (k <= 0) return;
+    n += static_cast<size_t>(k);
+    if (std::memchr(buf, '\n', n)) return;
+  }
+}
+
 void leave_mpi_at_exit(int status, void*) {
   int fin = 0;
   MPI_Finalized(&fin);
@@ -104,6 +138,7 @@ void leave_mpi_at_exit(int status, void*) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  pmi_finalize_handshake();
   std::_Exit(0);
 }
 
