@@ -271,13 +271,17 @@ void gemm_reduction_tail(const Gemm& g, const Layout& l, int64_t k0, const void*
 }
 
 // Calls f(offset) for the start of every stored row run of an operand: `rows` runs of `cols` contiguous
-// elements per (outer, batch) matrix.
+// elements per (outer, batch) matrix. Runs are spread over the threads when there is enough to convert (the
+// runs are short: attention's are one head wide).
 template <class F>
-void for_each_run(int64_t outer, int64_t batch, int64_t rows, int64_t o_stride, int64_t b_stride, int64_t ld,
-                  F&& f) {
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t bt = 0; bt < batch; ++bt)
-      for (int64_t r = 0; r < rows; ++r) f(o * o_stride + bt * b_stride + r * ld);
+void for_each_run(int64_t outer, int64_t batch, int64_t rows, int64_t cols, int64_t o_stride,
+                  int64_t b_stride, int64_t ld, F&& f) {
+  const int64_t per_outer = batch * rows, runs = outer * per_outer;
+#pragma omp parallel for schedule(static) if (runs * cols > (1 << 15))
+  for (int64_t i = 0; i < runs; ++i) {
+    const int64_t o = i / per_outer, bt = (i % per_outer) / rows, r = i % rows;
+    f(o * o_stride + bt * b_stride + r * ld);
+  }
 }
 
 // Number of elements from an operand's first element to one past its last.
@@ -294,7 +298,7 @@ const float* widen(std::vector<float>& v, const bf16* p, int64_t outer, int64_t 
                    int64_t cols, int64_t o_stride, int64_t b_stride, int64_t ld) {
   v.resize(static_cast<size_t>(extent(outer, batch, rows, cols, o_stride, b_stride, ld)));
   float* w = v.data();
-  for_each_run(outer, batch, rows, o_stride, b_stride, ld,
+  for_each_run(outer, batch, rows, cols, o_stride, b_stride, ld,
                [&](int64_t i) { bf16_to_f32(p + i, w + i, cols); });
   return w;
 }
@@ -336,7 +340,7 @@ void widened(const Gemm& g, const Layout& l, const void* a, const void* b, void*
     t_wide_c.resize(static_cast<size_t>(extent(g.batch_outer, g.batch, g.M, g.N, l.oc, l.sc, l.ldc)));
   float* cf = t_wide_c.data();
   gemm(w, af, bf, cf);
-  for_each_run(g.batch_outer, g.batch, g.M, l.oc, l.sc, l.ldc,
+  for_each_run(g.batch_outer, g.batch, g.M, g.N, l.oc, l.sc, l.ldc,
                [&](int64_t i) { f32_to_bf16(cf + i, cb + i, g.N); });
 }
 
