@@ -152,9 +152,10 @@ int run_bench_step(int argc, char** argv) {
     model.backward();
     const auto t2 = clock::now();
     ct::kernels::clip_grad_norm(model.grads_data(), P, 1.0);
+    // As the trainer: bf16 weight copies written by the update itself.
     ct::kernels::adamw_step(model.params_data(), model.grads_data(), exp_avg.data(), exp_avg_sq.data(),
-                            ranges, hyper, s + 1);
-    model.mark_weights_changed();
+                            ranges, hyper, s + 1, model.low_precision_weights());
+    model.mark_weights_changed(/*low_precision_written=*/model.low_precision_weights() != nullptr);
     const auto t3 = clock::now();
     auto ms = [](clock::time_point a, clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();

@@ -7,18 +7,13 @@
 
 namespace ct::kernels {
 
-void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
-                  const AdamWHyper& h, int64_t step, bool decay) {
-  CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
-  const float decay_mul = decay ? static_cast<float>(1.0 - h.lr * h.weight_decay) : 1.0f;
-  const float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
-  const float one_b1 = static_cast<float>(1.0 - h.beta1), one_b2 = static_cast<float>(1.0 - h.beta2);
-  const double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(step));
-  const double bc2 = 1.0 - std::pow(h.beta2, static_cast<double>(step));
-  // Same operations in the same order as torch's single-tensor AdamW, so results agree to the last bit or so.
-  const float neg_step_size = static_cast<float>(-(h.lr / bc1));
-  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float eps = static_cast<float>(h.eps);
+namespace {
+
+// The bf16 copy as a separate instantiation, so the plain loop keeps no per-element test.
+template <bool kCopy>
+void adamw_loop(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                float decay_mul, float b1, float b2, float one_b1, float one_b2, float neg_step_size,
+                float bc2_sqrt, float eps, bf16* param_bf16) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
@@ -29,8 +24,32 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
     const float denom = std::sqrt(v) / bc2_sqrt + eps;
-    param[i] = p + neg_step_size * m / denom;
+    const float out = p + neg_step_size * m / denom;
+    param[i] = out;
+    if constexpr (kCopy) param_bf16[i].bits = f32_to_bf16_bits(out);
   }
+}
+
+}  // namespace
+
+void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16) {
+  CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
+  const float decay_mul = decay ? static_cast<float>(1.0 - h.lr * h.weight_decay) : 1.0f;
+  const float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
+  const float one_b1 = static_cast<float>(1.0 - h.beta1), one_b2 = static_cast<float>(1.0 - h.beta2);
+  const double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(h.beta2, static_cast<double>(step));
+  // Same operations in the same order as torch's single-tensor AdamW, so results agree to the last bit or so.
+  const float neg_step_size = static_cast<float>(-(h.lr / bc1));
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  const float eps = static_cast<float>(h.eps);
+  if (param_bf16)
+    adamw_loop<true>(param, grad, exp_avg, exp_avg_sq, n, decay_mul, b1, b2, one_b1, one_b2, neg_step_size,
+                     bc2_sqrt, eps, param_bf16);
+  else
+    adamw_loop<false>(param, grad, exp_avg, exp_avg_sq, n, decay_mul, b1, b2, one_b1, one_b2, neg_step_size,
+                      bc2_sqrt, eps, nullptr);
 }
 
 namespace {
@@ -54,14 +73,15 @@ void for_each_run(const std::vector<SlabRange>& ranges, Fn&& fn) {
 }  // namespace
 
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
-                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step) {
+                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step, bf16* param_bf16) {
   for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
-    adamw_update(param + off, grad + off, exp_avg + off, exp_avg_sq + off, n, h, step, decay);
+    adamw_update(param + off, grad + off, exp_avg + off, exp_avg_sq + off, n, h, step, decay,
+                 param_bf16 ? param_bf16 + off : nullptr);
   });
 }
 
 void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
-                int64_t step, bool decay) {
+                int64_t step, bool decay, bf16* param_bf16) {
   CT_CHECK(step >= 1, "sgd: step must be >= 1, got ", step);
   CT_CHECK(h.momentum == 0.0 || momentum_buf, "sgd: momentum ", h.momentum, " needs a momentum buffer");
   const float wd = decay ? static_cast<float>(h.weight_decay) : 0.0f;
@@ -69,6 +89,7 @@ void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n,
   if (mom == 0.0f) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
     for (int64_t i = 0; i < n; ++i) param[i] = std::fma(std::fma(param[i], wd, grad[i]), -lr, param[i]);
+    if (param_bf16) f32_to_bf16(param, param_bf16, n);
     return;
   }
   const bool first = step == 1;
@@ -81,12 +102,14 @@ void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n,
     momentum_buf[i] = buf;
     param[i] = std::fma(buf, -lr, param[i]);
   }
+  if (param_bf16) f32_to_bf16(param, param_bf16, n);  // SGD is not the hot path: a second pass is fine
 }
 
 void sgd_step(float* param, const float* grad, float* momentum_buf, const std::vector<SlabRange>& ranges,
-              const SgdHyper& h, int64_t step) {
+              const SgdHyper& h, int64_t step, bf16* param_bf16) {
   for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
-    sgd_update(param + off, grad + off, momentum_buf ? momentum_buf + off : nullptr, n, h, step, decay);
+    sgd_update(param + off, grad + off, momentum_buf ? momentum_buf + off : nullptr, n, h, step, decay,
+               param_bf16 ? param_bf16 + off : nullptr);
   });
 }
 

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/bf16.h"
+
 namespace ct::kernels {
 
 // A contiguous run of the slab and whether weight decay applies to it (from model::ParamInfo.decay).
@@ -24,13 +26,16 @@ struct AdamWHyper {
 };
 
 // One AdamW update over n elements; `step` is the 1-based count INCLUDING this update (torch increments
-// first). Updates param, exp_avg, exp_avg_sq in place. decay=false skips the weight decay term.
+// first). Updates param, exp_avg, exp_avg_sq in place. decay=false skips the weight decay term. param_bf16,
+// when not null, receives bf16(param) in the same pass: the bf16 path's weight copies, refreshed without a
+// second pass over the slab.
 void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
-                  const AdamWHyper& h, int64_t step, bool decay);
+                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16 = nullptr);
 
-// adamw_update over every range of the slab (ranges index param/grad/exp_avg/exp_avg_sq alike).
+// adamw_update over every range of the slab (ranges index param/grad/exp_avg/exp_avg_sq/param_bf16 alike).
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
-                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step);
+                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step,
+                bf16* param_bf16 = nullptr);
 
 struct SgdHyper {
   double lr = 1e-3, momentum = 0.0, weight_decay = 0.0;
@@ -40,9 +45,9 @@ struct SgdHyper {
 // buffer to the gradient, as torch does when the buffer is None). momentum_buf may be null when momentum ==
 // 0.
 void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, const SgdHyper& h,
-                int64_t step, bool decay);
+                int64_t step, bool decay, bf16* param_bf16 = nullptr);
 void sgd_step(float* param, const float* grad, float* momentum_buf, const std::vector<SlabRange>& ranges,
-              const SgdHyper& h, int64_t step);
+              const SgdHyper& h, int64_t step, bf16* param_bf16 = nullptr);
 
 // Scalar references (double math) for the tests.
 void adamw_update_reference(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,

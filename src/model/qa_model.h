@@ -93,7 +93,11 @@ class QaModel {
   float* grads_data() { return grads_; }
   const float* grads_data() const { return grads_; }
   // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
-  void mark_weights_changed() { weights_dirty_ = true; }
+  // low_precision_written: the writer also wrote bf16 copies of every parameter into
+  // low_precision_weights() (the optimizer does, in its own pass), so the next forward need not convert.
+  void mark_weights_changed(bool low_precision_written = false) { weights_dirty_ = !low_precision_written; }
+  // bf16 copies of the parameters, laid out like the slab, that bf16 matmuls read; null in f32.
+  bf16* low_precision_weights() { return precision_ == Precision::bf16 ? weights_bf16_ : nullptr; }
 
   // HF _init_weights from ct::Generator(seed): N(0, initializer_range) for Linear and Embedding weights
   // (padding row zeroed), zero biases, LayerNorm weight 1 / bias 0. Same values for any thread count.

@@ -209,15 +209,18 @@ void Trainer::optimizer_step(double lr) {
   const auto ranges = decay_ranges(model_.params());
   const int64_t step = ++optimizer_steps_;
   const auto& t = args_.training;
+  // bf16: the update writes the matmuls' bf16 weight copies in the same pass.
+  bf16* copies = model_.low_precision_weights();
   if (t.optim == "sgd") {
     kernels::SgdHyper h{lr, 0.0, t.weight_decay};
-    kernels::sgd_step(model_.params_data(), model_.grads_data(), nullptr, ranges, h, step);
+    kernels::sgd_step(model_.params_data(), model_.grads_data(), nullptr, ranges, h, step, copies);
   } else {
     kernels::AdamWHyper h{lr, t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay};
     kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
-                        ranges, h, step);
+                        ranges, h, step, copies);
   }
-  model_.mark_weights_changed();
+  model_.mark_weights_changed(/*low_precision_written=*/copies !=
+                              nullptr);  // the ranges span every parameter
 }
 
 nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from) {

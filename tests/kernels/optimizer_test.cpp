@@ -64,6 +64,36 @@ TEST(Sgd, PlainMatchesReference) {
   test::expect_close(p, pr, 1e-7, 1e-6, "param");
 }
 
+// The bf16 weight copies written by the update: the parameters and moments are those of the plain update, and
+// every copy (across ranges, over the threaded path) is exactly bf16 of its new parameter; elements in no
+// range keep their copy.
+TEST(Optimizer, Bf16CopiesWrittenInTheSamePassEqualTheNewParametersRounded) {
+  const int64_t n = 200003;
+  const std::vector<SlabRange> ranges{{0, 100000, true}, {100000, 99000, false}, {199500, 503, true}};
+  auto p0 = test::randn(n, 11), g = test::randn(n, 12);
+  for (const bool adam : {true, false}) {
+    std::vector<float> p = p0, m(n), v(n), pr = p0, mr(n), vr(n);
+    std::vector<bf16> copy(n, bf16{0x7777});
+    for (int s = 1; s <= 2; ++s) {
+      if (adam) {
+        AdamWHyper h{3e-3, 0.9, 0.999, 1e-8, 0.01};
+        adamw_step(p.data(), g.data(), m.data(), v.data(), ranges, h, s, copy.data());
+        adamw_step(pr.data(), g.data(), mr.data(), vr.data(), ranges, h, s);
+      } else {
+        SgdHyper h{0.1, 0.9, 0.01};
+        sgd_step(p.data(), g.data(), m.data(), ranges, h, s, copy.data());
+        sgd_step(pr.data(), g.data(), mr.data(), ranges, h, s);
+      }
+    }
+    ASSERT_EQ(p, pr) << (adam ? "adamw" : "sgd");
+    ASSERT_EQ(m, mr) << (adam ? "adamw" : "sgd");
+    for (int64_t i = 0; i < n; ++i) {
+      const bool in_range = i < 199000 || i >= 199500;
+      ASSERT_EQ(copy[i].bits, in_range ? to_bf16(p[i]).bits : uint16_t{0x7777}) << i;
+    }
+  }
+}
+
 TEST(Optimizer, StepOverManyRangesEqualsPerRangeUpdates) {
   // Adjacent ranges with equal decay are merged internally; gaps and flag changes must be respected.
   std::vector<SlabRange> ranges{{0, 5, true},  {5, 7, true},   {12, 3, false}, {15, 4, false},

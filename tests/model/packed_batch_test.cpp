@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "golden_util.h"
 #include "kernels/cpu_features.h"
+#include "kernels/optimizer.h"
 #include "model/qa_model.h"
 
 namespace ct::model {
@@ -184,6 +185,32 @@ TEST(PackedBatch, InferenceWithoutActivationsGivesTheSameLogitsInLessMemory) {
         EXPECT_EQ(a, b2) << name;
       }
     }
+}
+
+// The trainer's bf16 step: AdamW writes the matmuls' bf16 weight copies in its own pass instead of the next
+// forward converting them; the next forward is bit for bit the one after a conversion.
+TEST(PackedBatch, Bf16CopiesWrittenByTheOptimizerEqualTheForwardsOwnConversion) {
+  const Golden g = load_golden("bert");
+  Packed p = pack(g, all_rows(g));
+  std::vector<std::vector<float>> logits;
+  for (const bool fused : {false, true}) {
+    QaModel m(g.config, Precision::bf16);
+    load_params(m, g);
+    m.forward(p.batch, StepOptions{}, nullptr, nullptr);
+    m.backward();
+    const int64_t n = m.num_params();
+    std::vector<float> ea(n), eas(n);
+    const std::vector<kernels::SlabRange> ranges{{0, n, true}};
+    kernels::adamw_step(m.params_data(), m.grads_data(), ea.data(), eas.data(), ranges,
+                        kernels::AdamWHyper{1e-2, 0.9, 0.999, 1e-8, 0.01}, 1,
+                        fused ? m.low_precision_weights() : nullptr);
+    m.mark_weights_changed(/*low_precision_written=*/fused);
+    logits.emplace_back(p.ids.size());
+    m.forward(p.batch, StepOptions{}, logits.back().data(), nullptr);
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+  QaModel f32(g.config, Precision::f32);
+  EXPECT_EQ(f32.low_precision_weights(), nullptr);
 }
 
 TEST(PackedBatch, Bf16StaysCloseToF32) {
