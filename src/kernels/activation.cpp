@@ -37,11 +37,18 @@ inline float act_of(float x) {
   }
 }
 
-template <Activation A>
-void forward_loop(float* out, bf16* out_bf16, const float* inp, int64_t n) {
+inline float load_in(const float* p, int64_t i) {
+  return p[i];
+}
+inline float load_in(const bf16* p, int64_t i) {
+  return bf16_bits_to_f32(p[i].bits);
+}
+
+template <Activation A, class TIn>
+void forward_loop(float* out, bf16* out_bf16, const TIn* inp, int64_t n) {
   if (out) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
-    for (int64_t i = 0; i < n; ++i) out[i] = act_of<A>(inp[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = act_of<A>(load_in(inp, i));
     if (out_bf16) f32_to_bf16(out, out_bf16, n);
     return;
   }
@@ -54,14 +61,13 @@ void forward_loop(float* out, bf16* out_bf16, const float* inp, int64_t n) {
     alignas(64) float tmp[kChunk];
     const int64_t b = c * kChunk, len = std::min(kChunk, n - b);
 #pragma omp simd
-    for (int64_t i = 0; i < len; ++i) tmp[i] = act_of<A>(inp[b + i]);
+    for (int64_t i = 0; i < len; ++i) tmp[i] = act_of<A>(load_in(inp, b + i));
     f32_to_bf16(tmp, out_bf16 + b, len);
   }
 }
 
-}  // namespace
-
-void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act) {
+template <class TIn>
+void forward_impl(float* out, bf16* out_bf16, const TIn* inp, int64_t n, Activation act) {
   CT_CHECK(out || out_bf16, "activation_forward: no output");
   switch (act) {
     case Activation::gelu:
@@ -74,6 +80,16 @@ void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n,
       forward_loop<Activation::relu>(out, out_bf16, inp, n);
       break;
   }
+}
+
+}  // namespace
+
+void activation_forward(float* out, bf16* out_bf16, const float* inp, int64_t n, Activation act) {
+  forward_impl(out, out_bf16, inp, n, act);
+}
+
+void activation_forward(float* out, bf16* out_bf16, const bf16* inp, int64_t n, Activation act) {
+  forward_impl(out, out_bf16, inp, n, act);
 }
 
 namespace {
@@ -99,12 +115,12 @@ inline float grad_of(float x, float d, Activation act) {
   return 0.0f;
 }
 
-template <bool kAccumulate, Activation kAct>
-void backward_loop(float* __restrict dinp, const float* __restrict dout, const float* __restrict inp,
+template <bool kAccumulate, Activation kAct, class TIn>
+void backward_loop(float* __restrict dinp, const float* __restrict dout, const TIn* __restrict inp,
                    int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) {
-    const float g = grad_of(inp[i], dout[i], kAct);
+    const float g = grad_of(load_in(inp, i), dout[i], kAct);
     if constexpr (kAccumulate)
       dinp[i] += g;
     else
@@ -112,8 +128,8 @@ void backward_loop(float* __restrict dinp, const float* __restrict dout, const f
   }
 }
 
-template <bool kAccumulate>
-void backward_impl(float* dinp, const float* dout, const float* inp, int64_t n, Activation act) {
+template <bool kAccumulate, class TIn>
+void backward_impl(float* dinp, const float* dout, const TIn* inp, int64_t n, Activation act) {
   switch (act) {
     case Activation::gelu:
       backward_loop<kAccumulate, Activation::gelu>(dinp, dout, inp, n);
@@ -129,13 +145,28 @@ void backward_impl(float* dinp, const float* dout, const float* inp, int64_t n, 
 
 }  // namespace
 
-void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act,
-                         bool accumulate, bf16* dinp_bf16) {
+namespace {
+
+template <class TIn>
+void backward_entry(float* dinp, const float* dout, const TIn* inp, int64_t n, Activation act,
+                    bool accumulate, bf16* dinp_bf16) {
   if (accumulate)
     backward_impl<true>(dinp, dout, inp, n, act);
   else
     backward_impl<false>(dinp, dout, inp, n, act);
   if (dinp_bf16) f32_to_bf16(dinp, dinp_bf16, n);
+}
+
+}  // namespace
+
+void activation_backward(float* dinp, const float* dout, const float* inp, int64_t n, Activation act,
+                         bool accumulate, bf16* dinp_bf16) {
+  backward_entry(dinp, dout, inp, n, act, accumulate, dinp_bf16);
+}
+
+void activation_backward(float* dinp, const float* dout, const bf16* inp, int64_t n, Activation act,
+                         bool accumulate, bf16* dinp_bf16) {
+  backward_entry(dinp, dout, inp, n, act, accumulate, dinp_bf16);
 }
 
 double activation_reference(double x, Activation act) {

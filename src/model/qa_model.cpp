@@ -34,10 +34,10 @@ struct LayerActs {
   float* res1 = nullptr;   // [N, H] attention output + residual (LN1 input)
   float* mean1 = nullptr;
   float* rstd1 = nullptr;
-  char* h1 = nullptr;      // [N, H] LN1 output
-  float* inter = nullptr;  // [N, I] pre-activation
-  char* act = nullptr;     // [N, I] activation output
-  float* res2 = nullptr;   // [N, H] FFN output + residual (LN2 input)
+  char* h1 = nullptr;     // [N, H] LN1 output
+  char* inter = nullptr;  // [N, I] pre-activation, run precision (bf16 as autocast keeps a Linear's output)
+  char* act = nullptr;    // [N, I] activation output
+  float* res2 = nullptr;  // [N, H] FFN output + residual (LN2 input)
   float* mean2 = nullptr;
   float* rstd2 = nullptr;
 };
@@ -315,7 +315,7 @@ void QaModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs
     a.mean1 = b->alloc<float>(N);
     a.rstd1 = b->alloc<float>(N);
     a.h1 = b->alloc_dt(N * H, dt);
-    if (all_layers) a.inter = b->alloc<float>(N * I);  // inference fuses the activation into the matmul
+    if (all_layers) a.inter = b->alloc_dt(N * I, dt);  // inference fuses the activation into the matmul
     a.act = b->alloc_dt(N * I, dt);
     a.res2 = b->alloc<float>(N * H);
     a.mean2 = b->alloc<float>(N);
@@ -494,9 +494,13 @@ float QaModel::forward(const Batch& batch, const StepOptions& options, float* st
                                eps);
 
     if (keep) {  // backward reads the pre-activation
-      kernels::linear_forward(a.inter, DType::f32, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
-      kernels::activation_forward(lowp ? nullptr : reinterpret_cast<float*>(a.act), as_bf(a.act), a.inter,
-                                  N * I, act);
+      kernels::linear_forward(a.inter, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
+      if (lowp)
+        kernels::activation_forward(nullptr, as_bf(a.act), reinterpret_cast<const bf16*>(a.inter), N * I,
+                                    act);
+      else
+        kernels::activation_forward(reinterpret_cast<float*>(a.act), nullptr,
+                                    reinterpret_cast<const float*>(a.inter), N * I, act);
     } else {  // inference: bias and activation ride on the matmul, straight into the next operand
       kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt, act);
     }
@@ -676,8 +680,12 @@ void QaModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accum
                            H, dt, accumulate);
     report(lo.ffn_out_w, lo.ln2_w);
     // Overwrites (no zeroing pass) and writes the bf16 operand copy in the same pass.
-    kernels::activation_backward(bf.dinter, bf.dact, a.inter, N * I, act, /*accumulate=*/false,
-                                 lowp ? bf.dinter_b : nullptr);
+    if (lowp)
+      kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), N * I, act,
+                                   /*accumulate=*/false, bf.dinter_b);
+    else
+      kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), N * I, act,
+                                   /*accumulate=*/false, nullptr);
     kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
                              weight(lo.ffn_in_w), N, H, I, dt);
     linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1, N,
