@@ -4,7 +4,8 @@
 // slabs.
 //
 // bf16 mode is torch.autocast("cpu", bfloat16) in spirit: every matmul takes bf16 operands and accumulates in
-// f32 (bf16 copies of the linear weights are refreshed once per weight update), master weights, gradients,
+// f32 (bf16 weight copies are written once per weight update, by the optimizer or by the next forward), the
+// FFN's pre-activation is kept in bf16 as autocast keeps a Linear's output, and master weights, gradients,
 // layer norm, softmax and the loss stay f32. The model runs the precision it is given (bf16 without
 // AVX512-BF16/AMX: the same arithmetic, widened to f32 by kernels::gemm); resolve_precision() is what --bf16
 // runs.

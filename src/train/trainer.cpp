@@ -209,7 +209,8 @@ void Trainer::optimizer_step(double lr) {
   const auto ranges = decay_ranges(model_.params());
   const int64_t step = ++optimizer_steps_;
   const auto& t = args_.training;
-  // bf16: the update writes the matmuls' bf16 weight copies in the same pass.
+  // bf16: the update writes the matmuls' bf16 weight copies in the same pass (the ranges span every
+  // parameter, so every copy is current afterwards).
   bf16* copies = model_.low_precision_weights();
   if (t.optim == "sgd") {
     kernels::SgdHyper h{lr, 0.0, t.weight_decay};
@@ -219,8 +220,7 @@ void Trainer::optimizer_step(double lr) {
     kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
                         ranges, h, step, copies);
   }
-  model_.mark_weights_changed(/*low_precision_written=*/copies !=
-                              nullptr);  // the ranges span every parameter
+  model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
 }
 
 nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from) {
@@ -292,10 +292,10 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   const double flos_tok = flos_per_token(model_);
   // MFU on real tokens: this rank's model FLOPs (3x forward, pads not counted) over the matmul peak measured
   // here, now, at the model's FFN shape in the run's precision (what `coretrain bench step` divides by).
-  const DType run_dt = model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32;
+  const DType peak_dt =
+      kernels::peak_dtype(model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32);
   const double peak_gflops = kernels::measure_matmul_gflops(
-      kernels::peak_dtype(run_dt),
-      std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
+      peak_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
       model_.config().intermediate_size, model_.config().hidden_size, 3);
   double model_flops = 0;
   int64_t real_tokens = 0, padded_tokens = 0;
@@ -459,8 +459,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         args_.data.pad_to_max_length ? "padded" : "packed: no pad rows computed", "); model ",
         round_to(model_flops / runtime / 1e9, 1), " GFLOP/s, MFU ",
         round_to(100.0 * model_flops / runtime / 1e9 / peak_gflops, 1), "% of the ",
-        kernels::peak_dtype(run_dt) == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (",
-        round_to(peak_gflops, 1), " GFLOP/s)");
+        peak_dt == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (", round_to(peak_gflops, 1),
+        " GFLOP/s)");
   if (reducer_ && writes_files())
     log::info("DDP: ", dist_.world, " ranks, ", round_to(num_samples / runtime / dist_.world, 3),
               " samples/s per rank, gradient communication left exposed after backward ",

@@ -187,7 +187,10 @@ TEST(Gemm, ResidualEpilogueMatchesReference) {
   bad.batch = 2;
   std::vector<float> x(64);
   bad.residual = x.data();
-  EXPECT_THROW(gemm(bad, x.data(), x.data(), x.data()), Error);
+  EXPECT_THROW(gemm(bad, x.data(), x.data(), x.data()), Error);  // batched
+  bad.batch = 1;
+  bad.accumulate = true;
+  EXPECT_THROW(gemm(bad, x.data(), x.data(), x.data()), Error);  // accumulating
 }
 
 // Runs on every CPU: natively where oneDNN has a bf16 matmul, widened to f32 elsewhere.
