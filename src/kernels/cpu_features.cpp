@@ -22,6 +22,12 @@ bool cpu_has_avx512_bf16() {
   return i == dnnl::cpu_isa::avx512_core_bf16 || i == dnnl::cpu_isa::avx512_core_amx;
 }
 
+bool cpu_isa_at_least_avx512() {
+  const auto i = isa();
+  return i == dnnl::cpu_isa::avx512_core || i == dnnl::cpu_isa::avx512_core_vnni ||
+         i == dnnl::cpu_isa::avx512_core_bf16 || i == dnnl::cpu_isa::avx512_core_amx;
+}
+
 bool cpu_has_fast_bf16() {
   return cpu_has_avx512_bf16() || cpu_has_amx_bf16();
 }

@@ -18,6 +18,8 @@ bool cpu_has_fast_bf16();
 bool bf16_matmul_supported();
 // "oneDNN has no bf16 matmul for ISA avx2 on this CPU": why bf16_matmul_supported() is false, for messages.
 std::string bf16_matmul_unavailable_reason();
+// oneDNN's effective ISA is AVX-512 (avx512_core or later): its matmuls are brgemm kernels then.
+bool cpu_isa_at_least_avx512();
 // oneDNN's effective ISA, e.g. "avx512_core_bf16", for logs and `coretrain version`.
 std::string cpu_isa_name();
 

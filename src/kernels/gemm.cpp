@@ -205,6 +205,7 @@ void* zeroed(std::vector<char>& v, int64_t bytes) {
 void copy_runs(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t rows, int64_t len,
                DType t) {
   const int64_t n = dtype_size(t);
+#pragma omp parallel for schedule(static) if (rows * len * n > (1 << 20))
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(static_cast<char*>(dst) + r * dst_ld * n, static_cast<const char*>(src) + r * src_ld * n,
                 static_cast<size_t>(len * n));
@@ -303,6 +304,22 @@ const float* widen(std::vector<float>& v, const bf16* p, int64_t outer, int64_t 
   return w;
 }
 
+// oneDNN 2.6's AVX-512 brgemm reads a row-major f32 B in place, and when B's rows lie a multiple of 4 KiB
+// apart that is not a power of two (BERT-base's FFN: 3072 floats, 12 KiB) its reads conflict in cache:
+// [1536, 768] x [768, 3072] ran at 120-180 GFLOP/s where neighbouring shapes run at 240-300 (Sapphire Rapids
+// VM; 20 and 24 KiB rows the same; 4 and 16 KiB rows unaffected). That was FFN-down's input gradient and
+// weight gradient, and the matmul peak probe. Such a B is multiplied from a copy whose rows are 64 bytes
+// further apart; the copy costs a few percent of the product. Not on AVX2 (oneDNN's jit gemm packs B itself;
+// a copy only loses 5-10% there) and not for bf16 (AMX and AVX512-BF16 kernels pack B; the copy loses).
+thread_local std::vector<char> t_pad_b;
+
+bool pads_b_rows(const Gemm& g, const Layout& l) {
+  static const bool brgemm_f32 = cpu_isa_at_least_avx512();
+  const int64_t row_bytes = l.ldb * dtype_size(g.b_type);
+  return brgemm_f32 && g.b_type == DType::f32 && !g.trans_b && g.batch == 1 && g.batch_outer == 1 &&
+         g.K > 1 && row_bytes % 4096 == 0 && (row_bytes & (row_bytes - 1)) != 0;
+}
+
 // oneDNN 2.x has no bf16 matmul below AVX512 (bf16_matmul_supported() is false). There a bf16 product runs
 // widened: the operands are converted to f32 and multiplied in f32, then a bf16 C is rounded once. That is
 // the arithmetic of a bf16 matmul (the product of two bf16 values is exact in f32, and oneDNN accumulates
@@ -386,6 +403,17 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
       gemm_reduction_tail(g, l, top.K, a, b, c);
       return;
     }
+  }
+  if (pads_b_rows(g, l)) {
+    const int64_t ld = l.ldb + 64 / dtype_size(g.b_type);
+    t_pad_b.resize(static_cast<size_t>(g.K * ld * dtype_size(g.b_type)));
+    copy_runs(t_pad_b.data(), ld, b, l.ldb, g.K, g.N, g.b_type);
+    Gemm p = g;
+    p.lda = l.lda;
+    p.ldc = l.ldc;
+    p.ldb = ld;
+    gemm(p, a, t_pad_b.data(), c);
+    return;
   }
   Entry& e = get_entry(g, l);
   auto& rt = runtime();

@@ -63,6 +63,30 @@ TEST(Gemm, DensePlainAndTransposedMatchReference) {
     }
 }
 
+// B rows 12 KiB apart (BERT-base's FFN width) are multiplied from a padded copy on AVX-512
+// (kernels/gemm.cpp): the result, its accumulate and bias, a narrower N within a wide ldb, and a transposed A
+// (the weight gradient) are the product's. On other ISAs the same cases take the plain path.
+TEST(Gemm, BRowsAMultipleOf4KiBApartMatchReference) {
+  for (bool ta : {false, true})
+    for (bool acc : {false, true}) {
+      Gemm g;
+      g.M = 70;
+      g.K = 33;
+      g.N = 3072;
+      g.trans_a = ta;
+      g.accumulate = acc;
+      run_case(g, 70 * 33, 33 * 3072, 70 * 3072, 1e-4,
+               std::string("ta=") + (ta ? "1" : "0") + " acc=" + (acc ? "1" : "0"));
+    }
+  Gemm w;  // 1000 of 3072 columns: ldb stays 12 KiB, C is [M, 1000]
+  w.M = 40;
+  w.K = 20;
+  w.N = 1000;
+  w.ldb = 3072;
+  w.bias = reinterpret_cast<const float*>(1);  // replaced by real data in run_case
+  run_case(w, 40 * 20, 20 * 3072, 40 * 1000, 1e-4, "ldb=3072 N=1000 bias");
+}
+
 TEST(Gemm, AlphaAccumulateAndBias) {
   Gemm g;
   g.M = 9;
