@@ -4,7 +4,7 @@
 # built-in demo, tiny; every process under `timeout`, every wait bounded, pids killed on exit (ddp_lib.sh).
 #
 #   stop_resume_ccl / stop_resume_gloo   2 ranks, torchrun-style env launch with that --ddp_backend. An
-#       uninterrupted run of 30 steps is the reference. The same job again; once rank 0 has logged step 8, ONE
+#       uninterrupted run of 400 steps is the reference. The same job again; once rank 0 has logged step 8, ONE
 #       rank (rank 1 under ccl, rank 0 under gloo) gets SIGTERM (under gloo both ranks get a second SIGTERM
 #       0.1 s later, during the stop's save or exit). Both ranks exit 143 within 20 s, rank 0 logs
 #       "stopping at step N on SIGTERM: wrote checkpoint-N", checkpoint-N is complete (weights, optimizer,
@@ -60,7 +60,10 @@ stop_resume_ccl | stop_resume_gloo)
   BACKEND=${CASE#stop_resume_}
   VICTIM=1
   [ "$BACKEND" = gloo ] && VICTIM=0
-  STEPS=30 AT=8
+  # Enough steps that the job cannot finish between the poll that sees step AT and the signal: on an AVX-512
+  # machine the demo model trains 30 steps in a quarter of a second, and under load the stop then came after
+  # rank 0 had finished (exit 0, not 143).
+  STEPS=400 AT=8
   BASE=("${DEMO[@]}" --ddp_backend "$BACKEND" --logging_steps 1)
   ARGS=("${BASE[@]}" --max_steps $STEPS)
   REF=$TMP/ref OUT=$TMP/out
