@@ -304,6 +304,79 @@ const float* widen(std::vector<float>& v, const bf16* p, int64_t outer, int64_t 
   return w;
 }
 
+// Attention's per-head operands are [T, HS] slices of [B, T, NH*HS] rows: the matrices of a batch interleave.
+// For bf16, oneDNN 2.6 gives such an operand its brgemm (AMX / AVX512-BF16) kernel only at some row strides
+// and otherwise falls back to a jit gemm that ran Q K^T at 45-50 GFLOP/s on a Sapphire Rapids VM (AMX
+// products there: 300-700), 16% of a BERT-base bf16 step. Such an operand is copied into dense [outer, batch,
+// rows, cols] matrices first (Q and K: 2.4 MB each at BERT-base shapes), which brgemm takes: Q K^T 285
+// GFLOP/s. f32 keeps the strided operands: its dense copies ran slower there (jit gemm 75 GFLOP/s).
+bool interleaved(int64_t batch, int64_t rows, int64_t ld, int64_t stride) {
+  return batch > 1 && stride < rows * ld;
+}
+
+// Matrices of op(X) (stored transposed when trans), row stride ld, batch stride s, outer stride o, copied to
+// dense row-major [outer, batch, rows, cols].
+void copy_dense(void* dense, const void* x, DType t, int64_t outer, int64_t batch, int64_t rows, int64_t cols,
+                bool trans, int64_t ld, int64_t s, int64_t o) {
+  const int64_t n = dtype_size(t), mats = outer * batch;
+#pragma omp parallel for schedule(static) if (mats * rows * cols > (1 << 15))
+  for (int64_t m = 0; m < mats; ++m) {
+    const char* src = static_cast<const char*>(x) + ((m / batch) * o + (m % batch) * s) * n;
+    char* dst = static_cast<char*>(dense) + m * rows * cols * n;
+    if (!trans) {
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(dst + r * cols * n, src + r * ld * n, static_cast<size_t>(cols * n));
+    } else {  // bf16 only (dense_operands): 2-byte elements
+      const uint16_t* xs = reinterpret_cast<const uint16_t*>(src);
+      uint16_t* ds = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t r = 0; r < rows; ++r) ds[r * cols + c] = xs[c * ld + r];
+    }
+  }
+}
+
+thread_local std::vector<char> t_dense_a, t_dense_b;
+
+// Whether gemm() first copies op(A) or op(B) into dense matrices (above).
+bool densifies(const Gemm& g, const Layout& l) {
+  if (g.a_type != DType::bf16 || (g.batch == 1 && g.batch_outer == 1)) return false;
+  return interleaved(g.batch, g.trans_a ? g.K : g.M, l.lda, l.sa) ||
+         interleaved(g.batch, g.trans_b ? g.N : g.K, l.ldb, l.sb);
+}
+
+void gemm_densified(const Gemm& g, const Layout& l, const void* a, const void* b, void* c) {
+  Gemm d = g;
+  d.lda = l.lda;
+  d.ldb = l.ldb;
+  d.ldc = l.ldc;
+  d.stride_a = l.sa;
+  d.stride_b = l.sb;
+  d.stride_c = l.sc;
+  d.outer_stride_a = l.oa;
+  d.outer_stride_b = l.ob;
+  d.outer_stride_c = l.oc;
+  const int64_t mats = g.batch * g.batch_outer, esz = dtype_size(g.a_type);
+  if (interleaved(g.batch, g.trans_a ? g.K : g.M, l.lda, l.sa)) {
+    t_dense_a.resize(static_cast<size_t>(mats * g.M * g.K * esz));
+    copy_dense(t_dense_a.data(), a, g.a_type, g.batch_outer, g.batch, g.M, g.K, g.trans_a, l.lda, l.sa, l.oa);
+    a = t_dense_a.data();
+    d.trans_a = false;
+    d.lda = g.K;
+    d.stride_a = g.M * g.K;
+    d.outer_stride_a = g.batch * g.M * g.K;
+  }
+  if (interleaved(g.batch, g.trans_b ? g.N : g.K, l.ldb, l.sb)) {
+    t_dense_b.resize(static_cast<size_t>(mats * g.K * g.N * esz));
+    copy_dense(t_dense_b.data(), b, g.b_type, g.batch_outer, g.batch, g.K, g.N, g.trans_b, l.ldb, l.sb, l.ob);
+    b = t_dense_b.data();
+    d.trans_b = false;
+    d.ldb = g.N;
+    d.stride_b = g.K * g.N;
+    d.outer_stride_b = g.batch * g.K * g.N;
+  }
+  gemm(d, a, b, c);
+}
+
 // oneDNN 2.6's AVX-512 brgemm reads a row-major f32 B in place, and when B's rows lie a multiple of 4 KiB
 // apart that is not a power of two (BERT-base's FFN: 3072 floats, 12 KiB) its reads conflict in cache:
 // [1536, 768] x [768, 3072] ran at 120-180 GFLOP/s where neighbouring shapes run at 240-300 (Sapphire Rapids
@@ -403,6 +476,10 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
       gemm_reduction_tail(g, l, top.K, a, b, c);
       return;
     }
+  }
+  if (densifies(g, l)) {
+    gemm_densified(g, l, a, b, c);
+    return;
   }
   if (pads_b_rows(g, l)) {
     const int64_t ld = l.ldb + 64 / dtype_size(g.b_type);

@@ -144,6 +144,67 @@ TEST(Gemm, StridedRowsAndTwoBatchDimsLikeAttention) {
   run_case(h, B * NH * T * T, B * T * 3 * H, B * T * (H + 3), 1e-4, "context");
 }
 
+// bf16 operands whose per-head matrices interleave in [B, T, 3H] rows are copied into dense matrices before
+// oneDNN sees them (kernels/gemm.cpp): plain, transposed (K in Q K^T, Q in dK = dS^T Q's B) and transposed-A
+// interleaved operands, with alpha and accumulate, against the reference. Where oneDNN has no bf16 matmul the
+// same products run widened.
+TEST(Gemm, Bf16InterleavedHeadOperandsMatchReference) {
+  const int64_t B = 2, T = 37, NH = 3, HS = 8, H = NH * HS;
+  for (bool tb : {false, true}) {
+    Gemm g;  // Q K^T (tb) or Q K' with K' stored [HS, T] per head
+    g.batch_outer = B;
+    g.batch = NH;
+    g.M = T;
+    g.N = T;
+    g.K = HS;
+    g.trans_b = tb;
+    g.a_type = g.b_type = DType::bf16;
+    g.lda = g.ldb = 3 * H;
+    g.stride_a = g.stride_b = HS;
+    g.outer_stride_a = g.outer_stride_b = T * 3 * H;
+    if (!tb) {  // B stored [HS, T] per head, heads side by side in rows of NH * T
+      g.ldb = NH * T;
+      g.stride_b = T;
+      g.outer_stride_b = HS * NH * T;
+    }
+    g.ldc = T;
+    g.stride_c = T * T;
+    g.outer_stride_c = NH * T * T;
+    g.alpha = 0.125f;
+    run_case(g, B * T * 3 * H, B * T * 3 * H, B * NH * T * T, 2e-3, tb ? "scores, K^T" : "scores, K'");
+  }
+  Gemm h;  // dK += dS^T Q: A dense [T, T] per head, transposed; B interleaved rows
+  h.batch_outer = B;
+  h.batch = NH;
+  h.M = T;
+  h.N = HS;
+  h.K = T;
+  h.trans_a = true;
+  h.a_type = h.b_type = DType::bf16;
+  h.lda = T;
+  h.stride_a = T * T;
+  h.outer_stride_a = NH * T * T;
+  h.ldb = 3 * H;
+  h.stride_b = HS;
+  h.outer_stride_b = T * 3 * H;
+  h.ldc = 3 * H;
+  h.stride_c = HS;
+  h.outer_stride_c = T * 3 * H;
+  h.accumulate = true;
+  run_case(h, B * NH * T * T, B * T * 3 * H, B * T * 3 * H, 2e-3, "dK");
+  Gemm t = h;  // A interleaved and transposed: stored [K, M] = [T, HS] rows of a [B, T, 3H] buffer
+  t.M = HS;
+  t.N = HS;
+  t.K = T;
+  t.lda = 3 * H;
+  t.stride_a = HS;
+  t.outer_stride_a = T * 3 * H;
+  t.ldc = HS;
+  t.stride_c = HS * HS;
+  t.outer_stride_c = NH * HS * HS;
+  run_case(t, B * T * 3 * H, B * T * 3 * H, B * NH * HS * HS, 2e-3, "A^T interleaved");
+}
+
 TEST(Gemm, DenseBatchDefaults) {
   Gemm g;
   g.batch = 3;
