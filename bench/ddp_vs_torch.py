@@ -50,6 +50,8 @@ import tempfile
 import threading
 import time
 
+from openblas_core import fix_openblas_core
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                "GROUP_RANK", "ROLE_RANK", "TORCHELASTIC_RUN_ID", "PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK",
@@ -302,6 +304,7 @@ def main():
     a = ap.parse_args()
     if a.torch_worker:
         return torch_worker(a)
+    print(fix_openblas_core(), flush=True)  # before any PyTorch process starts (bench/openblas_core.py)
     if a.warmup < 1:
         ap.error("--warmup must be >= 1 (coretrain's timed window starts at the log line of step --warmup)")
     if a.ranks < 2:

@@ -66,6 +66,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import squad_shaped_data as SD  # noqa: E402  (the generator, same folder)
 
+from openblas_core import fix_openblas_core
+
 SKIP = 77  # CTest's SKIP_RETURN_CODE for this script's test
 
 
@@ -363,6 +365,7 @@ def main():
     a = ap.parse_args()
     if a.torch_worker:
         return torch_worker(a)
+    print(fix_openblas_core(), flush=True)  # before any PyTorch process starts (bench/openblas_core.py)
 
     # Sizes: BERT-base by default, a tiny model with --quick; explicit flags win over both.
     base = dict(layers=12, hidden=768, heads=12, intermediate=3072, batch=12, steps=8, train_paragraphs=1000,

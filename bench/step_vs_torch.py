@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from openblas_core import fix_openblas_core
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -102,6 +104,7 @@ def main():
     a = ap.parse_args()
     if a.torch_worker:
         return torch_worker(a)
+    print(fix_openblas_core(), flush=True)  # before any PyTorch process starts (bench/openblas_core.py)
 
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     shape = ["--layers", str(a.layers), "--hidden", str(a.hidden), "--heads", str(a.heads), "--intermediate",
