@@ -9,8 +9,9 @@ namespace ct::train {
 
 DdpReducer::DdpReducer(comm::Communicator& comm, float* grads, const std::vector<model::ParamInfo>& params,
                        DdpOptions options)
-    : comm_(comm), grads_(grads) {
+    : comm_(comm), grads_(grads), sparse_(options.sparse_rows) {
   CT_CHECK(options.bucket_cap_mb > 0, "--ddp_bucket_cap_mb: must be > 0, got ", options.bucket_cap_mb);
+  if (sparse_.rows > 0) touched_.assign(static_cast<size_t>(sparse_.rows), 0.0f);
   std::vector<const model::ParamInfo*> order;
   for (const auto& p : params) order.push_back(&p);
   // Gradient-ready order: highest slab offset first (QaModel's backward contract).
@@ -21,6 +22,17 @@ DdpReducer::DdpReducer(comm::Communicator& comm, float* grads, const std::vector
   bool open = false;
   for (const auto* p : order) {
     const int64_t b = p->offset, e = p->offset + p->numel();
+    if (sparse_.rows > 0 && b == sparse_.offset) {
+      CT_CHECK(p->numel() == sparse_.rows * sparse_.width, "DDP: sparse-row parameter ", p->name, " has ",
+               p->numel(), " elements, expected ", sparse_.rows, " x ", sparse_.width);
+      if (open) buckets_.push_back(cur);
+      Bucket alone{b, e};
+      alone.sparse = true;
+      buckets_.push_back(alone);
+      open = false;
+      limit = cap;
+      continue;
+    }
     if (!open) {
       cur = Bucket{b, e};
       open = true;
@@ -50,6 +62,12 @@ void DdpReducer::on_ready(int64_t offset, int64_t count) {
     }
     next_launch_ = 0;
     in_step_ = true;
+    // First in this step's queue, so it is done long before the embedding bucket (the last) needs it.
+    if (sparse_.rows > 0) {
+      comm::AllreduceOptions o;
+      o.op = comm::ReduceOp::max;
+      touched_work_ = comm_.allreduce_async(touched_.data(), sparse_.rows, DType::f32, o);
+    }
   }
   // Buckets run from the top of the slab down: the one holding `offset` is found by its begin.
   auto it = std::lower_bound(buckets_.begin(), buckets_.end(), offset,
@@ -66,8 +84,62 @@ void DdpReducer::launch_ready_prefix() {
     launch(next_launch_++);
 }
 
+void DdpReducer::add_touched_rows(const int32_t* ids, int64_t n) {
+  if (sparse_.rows == 0) return;
+  CT_CHECK(!in_step_, "DDP: add_touched_rows after the step's backward started");
+  for (int64_t i = 0; i < n; ++i) {
+    CT_CHECK(ids[i] >= 0 && ids[i] < sparse_.rows, "DDP: token id ", ids[i], " outside [0, ", sparse_.rows,
+             ")");
+    touched_[static_cast<size_t>(ids[i])] = 1.0f;
+  }
+}
+
+// Rows of the union moved to the bucket's front in ascending order: row r_i goes to slot i <= r_i, and a
+// slot i that is itself a union row holds r_i = i or was moved already, so nothing unread is overwritten.
+void DdpReducer::launch_sparse(size_t i) {
+  Bucket& b = buckets_[i];
+  touched_work_->wait();
+  touched_work_.reset();
+  packed_.clear();
+  for (int64_t r = 0; r < sparse_.rows; ++r)
+    if (touched_[static_cast<size_t>(r)] != 0.0f) packed_.push_back(r);
+  const int64_t w = sparse_.width;
+  float* base = grads_ + b.begin;
+  for (size_t k = 0; k < packed_.size(); ++k)
+    if (packed_[k] != static_cast<int64_t>(k))
+      std::copy(base + packed_[k] * w, base + (packed_[k] + 1) * w, base + static_cast<int64_t>(k) * w);
+  is_packed_ = true;
+  last_sparse_rows_ = static_cast<int64_t>(packed_.size());
+  comm::AllreduceOptions o;
+  o.op = comm::ReduceOp::avg;
+  // Every rank has the same union, so the same count.
+  if (!packed_.empty())
+    works_[i] = comm_.allreduce_async(base, static_cast<int64_t>(packed_.size()) * w, DType::f32, o);
+  b.launched = true;
+}
+
+// The reverse, descending: slot i goes back to row r_i >= i, never onto a slot still to be read; then the
+// slots that are not union rows are zeroed (they held packed copies).
+void DdpReducer::unpack_sparse() {
+  const auto& b = *std::find_if(buckets_.begin(), buckets_.end(), [](const Bucket& x) { return x.sparse; });
+  const int64_t w = sparse_.width, n = static_cast<int64_t>(packed_.size());
+  float* base = grads_ + b.begin;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    const int64_t r = packed_[static_cast<size_t>(k)];
+    if (r != k) std::copy(base + k * w, base + (k + 1) * w, base + r * w);
+  }
+  size_t next = 0;  // packed_ is ascending: walk it beside the slots
+  for (int64_t k = 0; k < n; ++k) {
+    while (next < packed_.size() && packed_[next] < k) ++next;
+    if (next < packed_.size() && packed_[next] == k) continue;
+    std::fill(base + k * w, base + (k + 1) * w, 0.0f);
+  }
+  is_packed_ = false;
+}
+
 void DdpReducer::launch(size_t i) {
   Bucket& b = buckets_[i];
+  if (b.sparse && touched_work_) return launch_sparse(i);
   comm::AllreduceOptions o;
   o.op = comm::ReduceOp::avg;
   works_[i] = comm_.allreduce_async(grads_ + b.begin, b.end - b.begin, DType::f32, o);
@@ -87,6 +159,13 @@ double DdpReducer::finish() {
     if (w) w->wait();
     w.reset();
   }
+  if (touched_work_) {  // launched, but no sparse bucket consumed it (not expected; keep ranks in step)
+    touched_work_->wait();
+    touched_work_.reset();
+  }
+  if (is_packed_) unpack_sparse();
+  if (!in_step_) last_sparse_rows_ = -1;
+  std::fill(touched_.begin(), touched_.end(), 0.0f);
   in_step_ = false;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   exposed_seconds_ += s;

@@ -191,6 +191,8 @@ Trainer::Trainer(const QaArguments& args, model::QaModel& model, const text::Tok
   if (dist_.distributed()) {
     DdpOptions o;
     o.bucket_cap_mb = args_.training.ddp_bucket_cap_mb;
+    // The word embeddings' gradient lives in the rows of the step's tokens: reduce only those.
+    o.sparse_rows = {model_.layout().word_emb, model_.config().vocab_size, model_.config().hidden_size};
     reducer_ = std::make_unique<DdpReducer>(*dist_.comm, model_.grads_data(), model_.params(), o);
   }
 }
@@ -341,6 +343,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         so_step.row_keys.push_back((static_cast<uint64_t>(epoch) << 40) | static_cast<uint64_t>(pos));
       const bool sync = group + 1 == accum || micro_in_epoch + 1 == batches_per_epoch;
       const float loss = model_.forward(mb.batch, so_step, nullptr, nullptr);
+      if (reducer_)
+        reducer_->add_touched_rows(db.input_ids.data(), static_cast<int64_t>(db.input_ids.size()));
       // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
       model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
                       1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);

@@ -81,6 +81,75 @@ TEST(DdpReducer, AveragesEveryBucketAcrossRanksEvenWithAnUnusedParameter) {
   }
 }
 
+// The word-embedding-like parameter reduces only the rows some rank touched: every rank's touched rows get
+// the average over ranks (ranks that did not touch a row contribute its zero), untouched rows stay zero,
+// across steps with different rows, with gradient accumulation marks (two add_touched_rows per step), and
+// a step where a rank touched nothing.
+TEST(DdpReducer, SparseRowsReduceTheUnionOfTouchedRowsExactly) {
+  const int64_t rows = 50, width = 7;
+  const auto ps = params_of({rows * width, 300, 40000});  // the embedding first in the slab, as in BERT
+  const int64_t n = rows * width + 300 + 40000;
+  for (int world : {2, 3}) {
+    on_ranks(world, [&](comm::Communicator& c, int r) {
+      auto* g = static_cast<float*>(c.shm_alloc(n * 4));
+      DdpOptions o;
+      o.bucket_cap_mb = 0.1;
+      o.sparse_rows = {0, rows, width};
+      DdpReducer red(c, g, ps, o);
+      ASSERT_TRUE(red.buckets().back().sparse);
+      EXPECT_EQ(red.buckets().back().begin, 0);
+      EXPECT_EQ(red.buckets().back().end, rows * width);
+      // Step s: rank q touches rows {(q * 7 + s * 3 + k * 11) % rows : k < 3} and row 0, except that rank 1
+      // touches nothing in step 2. Row values: (q + 1) * (row + 1) + column.
+      auto touched = [&](int q, int s) {
+        std::vector<int32_t> t;
+        if (q == 1 && s == 2) return t;
+        for (int k = 0; k < 3; ++k) t.push_back(static_cast<int32_t>((q * 7 + s * 3 + k * 11) % rows));
+        t.push_back(0);
+        return t;
+      };
+      for (int s = 0; s < 3; ++s) {
+        std::fill(g, g + n, 0.0f);
+        const auto mine = touched(r, s);
+        for (int32_t row : mine)
+          for (int64_t j = 0; j < width; ++j)
+            g[row * width + j] = static_cast<float>((r + 1) * (row + 1) + j);
+        for (int64_t i = rows * width; i < n; ++i) g[i] = static_cast<float>(r + 1);
+        // Marked in two halves, as two micro-batches would.
+        red.add_touched_rows(mine.data(), static_cast<int64_t>(mine.size() / 2));
+        red.add_touched_rows(mine.data() + mine.size() / 2,
+                             static_cast<int64_t>(mine.size() - mine.size() / 2));
+        auto hook = red.hook();
+        for (int i = 2; i >= 0; --i)
+          hook(ps[static_cast<size_t>(i)].offset, ps[static_cast<size_t>(i)].numel());
+        red.finish();
+        std::vector<double> want(static_cast<size_t>(rows * width), 0.0);
+        std::vector<bool> any(static_cast<size_t>(rows), false);
+        for (int q = 0; q < world; ++q)
+          for (int32_t row : touched(q, s)) any[static_cast<size_t>(row)] = true;
+        for (int q = 0; q < world; ++q) {  // a row a rank lists twice is still one row of its gradient
+          std::vector<bool> seen(static_cast<size_t>(rows), false);
+          for (int32_t row : touched(q, s)) {
+            if (seen[static_cast<size_t>(row)]) continue;
+            seen[static_cast<size_t>(row)] = true;
+            for (int64_t j = 0; j < width; ++j)
+              want[static_cast<size_t>(row * width + j)] +=
+                  static_cast<double>((q + 1) * (row + 1) + j) / world;
+          }
+        }
+        int64_t union_rows = 0;
+        for (bool a : any) union_rows += a;
+        EXPECT_EQ(red.last_sparse_rows(), union_rows) << "step " << s;
+        for (int64_t i = 0; i < rows * width; ++i)
+          ASSERT_FLOAT_EQ(g[i], static_cast<float>(want[static_cast<size_t>(i)]))
+              << "step " << s << " element " << i;
+        const float mean = static_cast<float>(world + 1) / 2.0f;
+        for (int64_t i = rows * width; i < n; i += 97) ASSERT_FLOAT_EQ(g[i], mean) << "element " << i;
+      }
+    });
+  }
+}
+
 TEST(ThreadPlan, SharesCoresAndHonoursTheEnvironment) {
   auto p = plan_threads(2, 8, nullptr, nullptr);
   EXPECT_EQ(p.threads, 4);
