@@ -23,7 +23,7 @@ function(ct_layer_tests name)
     return()
   endif()
   add_executable(ct_${name}_tests ${srcs})
-  target_link_libraries(ct_${name}_tests PRIVATE ct_${name} ${ARG_DEPS} GTest::gtest_main GTest::gmock)
+  target_link_libraries(ct_${name}_tests PRIVATE ct_${name} ${ARG_DEPS} ct_test_main GTest::gmock)
   target_compile_definitions(ct_${name}_tests PRIVATE
     CORETRAIN_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data"
     CORETRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

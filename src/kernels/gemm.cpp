@@ -326,7 +326,7 @@ void copy_dense(void* dense, const void* x, DType t, int64_t outer, int64_t batc
     if (!trans) {
       for (int64_t r = 0; r < rows; ++r)
         std::memcpy(dst + r * cols * n, src + r * ld * n, static_cast<size_t>(cols * n));
-    } else {  // bf16 only (dense_operands): 2-byte elements
+    } else {  // bf16 only (densifies): 2-byte elements
       const uint16_t* xs = reinterpret_cast<const uint16_t*>(src);
       uint16_t* ds = reinterpret_cast<uint16_t*>(dst);
       for (int64_t c = 0; c < cols; ++c)

@@ -14,7 +14,7 @@ netns_setup "$nodes" || { echo "FAIL: namespace setup"; exit 1; }
 floats=2000000  # 8 MB per allreduce
 before=$(netns_tx_bytes 0)
 case "$mode" in
-  mpi) CT_TEST_SKIP_MPI_FINALIZE=1 netns_mpiexec "$nodes" "$ppn" "$prog" "$floats"; rc=$? ;;
+  mpi) netns_mpiexec "$nodes" "$ppn" "$prog" "$floats"; rc=$? ;;
   env) CORETRAIN_COMM_TIMEOUT=60 netns_envlaunch "$nodes" "$ppn" $((20000 + NETNS_ID % 12000)) "$prog" "$floats"; rc=$? ;;
   *) echo "FAIL: mode must be mpi or env, got '$mode'"; exit 2 ;;
 esac
