@@ -80,6 +80,21 @@ Layout resolve(const Gemm& g) {
   return l;
 }
 
+// g with every stride spelled out as resolve() found it, for a variant of the product over other buffers.
+Gemm explicit_layout(const Gemm& g, const Layout& l) {
+  Gemm e = g;
+  e.lda = l.lda;
+  e.ldb = l.ldb;
+  e.ldc = l.ldc;
+  e.stride_a = l.sa;
+  e.stride_b = l.sb;
+  e.stride_c = l.sc;
+  e.outer_stride_a = l.oa;
+  e.outer_stride_b = l.ob;
+  e.outer_stride_c = l.oc;
+  return e;
+}
+
 dnnl::memory::desc make_md(DType t, int64_t outer, int64_t batch, int64_t rows, int64_t cols,
                            int64_t row_stride, int64_t col_stride, int64_t batch_stride,
                            int64_t outer_stride) {
@@ -344,36 +359,24 @@ bool densifies(const Gemm& g, const Layout& l) {
          interleaved(g.batch, g.trans_b ? g.N : g.K, l.ldb, l.sb);
 }
 
+// One operand of gemm_densified, op(X) of rows x cols per matrix: copied into `buf` when its matrices
+// interleave, its layout fields then describing the dense copy.
+const void* densify_operand(std::vector<char>& buf, const void* x, DType t, const Gemm& g, int64_t rows,
+                            int64_t cols, bool& trans, int64_t& ld, int64_t& stride, int64_t& outer) {
+  if (!interleaved(g.batch, trans ? cols : rows, ld, stride)) return x;
+  buf.resize(static_cast<size_t>(g.batch_outer * g.batch * rows * cols * dtype_size(t)));
+  copy_dense(buf.data(), x, t, g.batch_outer, g.batch, rows, cols, trans, ld, stride, outer);
+  trans = false;
+  ld = cols;
+  stride = rows * cols;
+  outer = g.batch * rows * cols;
+  return buf.data();
+}
+
 void gemm_densified(const Gemm& g, const Layout& l, const void* a, const void* b, void* c) {
-  Gemm d = g;
-  d.lda = l.lda;
-  d.ldb = l.ldb;
-  d.ldc = l.ldc;
-  d.stride_a = l.sa;
-  d.stride_b = l.sb;
-  d.stride_c = l.sc;
-  d.outer_stride_a = l.oa;
-  d.outer_stride_b = l.ob;
-  d.outer_stride_c = l.oc;
-  const int64_t mats = g.batch * g.batch_outer, esz = dtype_size(g.a_type);
-  if (interleaved(g.batch, g.trans_a ? g.K : g.M, l.lda, l.sa)) {
-    t_dense_a.resize(static_cast<size_t>(mats * g.M * g.K * esz));
-    copy_dense(t_dense_a.data(), a, g.a_type, g.batch_outer, g.batch, g.M, g.K, g.trans_a, l.lda, l.sa, l.oa);
-    a = t_dense_a.data();
-    d.trans_a = false;
-    d.lda = g.K;
-    d.stride_a = g.M * g.K;
-    d.outer_stride_a = g.batch * g.M * g.K;
-  }
-  if (interleaved(g.batch, g.trans_b ? g.N : g.K, l.ldb, l.sb)) {
-    t_dense_b.resize(static_cast<size_t>(mats * g.K * g.N * esz));
-    copy_dense(t_dense_b.data(), b, g.b_type, g.batch_outer, g.batch, g.K, g.N, g.trans_b, l.ldb, l.sb, l.ob);
-    b = t_dense_b.data();
-    d.trans_b = false;
-    d.ldb = g.N;
-    d.stride_b = g.K * g.N;
-    d.outer_stride_b = g.batch * g.K * g.N;
-  }
+  Gemm d = explicit_layout(g, l);
+  a = densify_operand(t_dense_a, a, g.a_type, g, g.M, g.K, d.trans_a, d.lda, d.stride_a, d.outer_stride_a);
+  b = densify_operand(t_dense_b, b, g.b_type, g, g.K, g.N, d.trans_b, d.ldb, d.stride_b, d.outer_stride_b);
   gemm(d, a, b, c);
 }
 
@@ -400,17 +403,8 @@ bool pads_b_rows(const Gemm& g, const Layout& l) {
 // every CPU; at f32 speed less the conversions, which is why --bf16 itself runs f32 there
 // (model::resolve_precision).
 void widened(const Gemm& g, const Layout& l, const void* a, const void* b, void* c) {
-  Gemm w = g;
+  Gemm w = explicit_layout(g, l);
   w.a_type = w.b_type = w.c_type = DType::f32;
-  w.lda = l.lda;
-  w.ldb = l.ldb;
-  w.ldc = l.ldc;
-  w.stride_a = l.sa;
-  w.stride_b = l.sb;
-  w.stride_c = l.sc;
-  w.outer_stride_a = l.oa;
-  w.outer_stride_b = l.ob;
-  w.outer_stride_c = l.oc;
   const float* af = static_cast<const float*>(a);
   const float* bf = static_cast<const float*>(b);
   if (g.a_type == DType::bf16) {
