@@ -150,6 +150,45 @@ TEST(DdpReducer, SparseRowsReduceTheUnionOfTouchedRowsExactly) {
   }
 }
 
+// Misuse is a one-line error naming what is wrong: a sparse-row shape that does not match the parameter, a
+// token id outside the rows, marks added once the step's backward has started.
+TEST(DdpReducer, SparseRowsRefuseAWrongShapeABadIdAndLateMarks) {
+  on_ranks(1, [](comm::Communicator& c, int) {
+    const auto ps = params_of({50 * 7, 300});
+    std::vector<float> g(50 * 7 + 300);
+    DdpOptions o;
+    o.sparse_rows = {0, 50, 6};
+    try {
+      DdpReducer bad(c, g.data(), ps, o);
+      ADD_FAILURE() << "a 50 x 6 sparse shape was accepted for a 350-element parameter";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("p0 has 350 elements, expected 50 x 6"), std::string::npos)
+          << e.what();
+    }
+    o.sparse_rows = {0, 50, 7};
+    DdpReducer red(c, g.data(), ps, o);
+    const int32_t out_of_range[] = {3, 50};
+    try {
+      red.add_touched_rows(out_of_range, 2);
+      ADD_FAILURE() << "token id 50 accepted for 50 rows";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("token id 50 outside [0, 50)"), std::string::npos) << e.what();
+    }
+    auto hook = red.hook();
+    hook(ps[1].offset, ps[1].numel());
+    const int32_t late[] = {1};
+    try {
+      red.add_touched_rows(late, 1);
+      ADD_FAILURE() << "marks accepted after backward started";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("after the step's backward started"), std::string::npos)
+          << e.what();
+    }
+    hook(ps[0].offset, ps[0].numel());
+    red.finish();
+  });
+}
+
 TEST(ThreadPlan, SharesCoresAndHonoursTheEnvironment) {
   auto p = plan_threads(2, 8, nullptr, nullptr);
   EXPECT_EQ(p.threads, 4);
