@@ -433,6 +433,7 @@ class Agent {
           std::string why = str("node ", n.host, " runs ", n.nproc, " worker(s) and ", round.nodes[0].host,
                                 " ", round.nodes[0].nproc, ": every node must run the same --nproc-per-node");
           rdzv_->mark_job_failed(why);
+          linger_for_peers();
           fail(why);
         }
       const int world = round.world_size();
@@ -534,9 +535,14 @@ class Agent {
     std::fputs(failure_summary(name_, all).c_str(), stderr);
     rdzv_->mark_job_failed(
         all.empty() ? reason : str("rank ", all[0].rank, " on ", all[0].host, ": ", all[0].message));
-    // The store lives in this process: give the other agents a moment to read why before it goes.
-    if (server_) std::this_thread::sleep_for(ms(std::min(2.0, a_.rdzv_conf.close_timeout)));
+    linger_for_peers();
     return all.empty() ? 1 : exit_code_of(all[0]);
+  }
+
+  // When the store lives in this process, the other agents may still be reading the round or why the job
+  // failed: give them a moment before it goes, so they fail with the reason rather than "store lost".
+  void linger_for_peers() {
+    if (server_) std::this_thread::sleep_for(ms(std::min(2.0, a_.rdzv_conf.close_timeout)));
   }
 
   const LaunchArgs& a_;
