@@ -12,6 +12,8 @@ pkgs=(
   libmpich-dev mpich     # mpirun launch + inter-node transport
   libgloo-dev            # inter-node transport for env-var (torchrun-style) launch
   libutf8proc-dev        # Unicode normalization for the tokenizer
+  libonig-dev            # regexes of tokenizer.json (Split, Replace), the engine HF's tokenizers uses
+  libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev zlib1g-dev   # Parquet page codecs (Hub datasets)
   libcurl4-openssl-dev   # Hub client (models by repo id from huggingface.co / HF_ENDPOINT)
   nlohmann-json3-dev libcli11-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -25,7 +27,8 @@ build_only_pkgs=(
   build-essential cmake pkg-config
   libdnnl-dev ocl-icd-opencl-dev
   libmpich-dev mpich
-  libgloo-dev libutf8proc-dev libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libhwloc-dev
+  libgloo-dev libutf8proc-dev libonig-dev libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev zlib1g-dev
+  libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libhwloc-dev
 )
 case "${1:-}" in
   "") ;;
