@@ -1,8 +1,12 @@
 # One static library per layer under src/: ct_<layer>, built from every .cpp in the folder, linking the layers
 # and packages it names. A layer's own CMakeLists.txt calls ct_layer(); the folder says what a file may touch.
 function(ct_layer name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  cmake_parse_arguments(ARG "RECURSE" "" "DEPS" ${ARGN})
+  if(ARG_RECURSE)  # a layer made of sub-folders (tasks/: one per task)
+    file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  else()
+    file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  endif()
   if(srcs)
     add_library(ct_${name} STATIC ${srcs})
     target_include_directories(ct_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
