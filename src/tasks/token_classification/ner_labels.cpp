@@ -98,4 +98,13 @@ Metrics ner_metrics(const SeqevalScores& scores, bool entity_level) {
   return m;
 }
 
+std::string ner_predictions_text(const TagSequences& predictions) {
+  std::string out;
+  for (const auto& sentence : predictions) {
+    for (size_t i = 0; i < sentence.size(); ++i) out += (i ? " " : "") + sentence[i];
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace ct::tasks

@@ -41,4 +41,8 @@ TagPairs tags_for_scoring(const std::vector<std::vector<int64_t>>& predicted_ids
 // {TYPE}_number for each type, then overall_precision, overall_recall, overall_f1, overall_accuracy.
 Metrics ner_metrics(const SeqevalScores& scores, bool entity_level);
 
+// The text of run_ner's predictions.txt (--do_predict): each sentence's predicted tags joined by spaces, a
+// line each.
+std::string ner_predictions_text(const TagSequences& predictions);
+
 }  // namespace ct::tasks
