@@ -12,315 +12,55 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/squad_dataset.h"
+#include "train/arg_parser.h"
 #include "train/demo.h"
 
 namespace ct::train {
 namespace {
 
-enum class Kind { str, integer, real, boolean };
-
-struct Flag {
-  std::string name;
-  Kind kind;
-  void* target;
-  std::string help;
-  std::vector<std::string> choices;  // for strings: the accepted values (empty: any)
-  std::string alias_of;              // compatibility names point at the HF field they fill
-};
-
-class FlagTable {
- public:
-  explicit FlagTable(QaArguments& a) {
-    auto& m = a.model;
-    auto& d = a.data;
-    auto& t = a.training;
-    auto& c = a.coretrain;
-    // ModelArguments
-    add("model_name_or_path", &m.model_name_or_path,
-        "folder with config.json, model.safetensors and vocab, or a Hub repo id (org/name; docs/hub.md)");
-    add("config_name", &m.config_name,
-        "config.json (or its folder, or a Hub repo id) when not the model's; alone: random init");
-    add("tokenizer_name", &m.tokenizer_name, "tokenizer folder or Hub repo id when not the model's");
-    add("cache_dir", &m.cache_dir,
-        "Hub cache for repo ids (default: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)");
-    add("model_revision", &m.model_revision, "branch, tag or commit hash of the Hub repos");
-    add("token", &m.token, "Hub token for gated/private repos (default: HF_TOKEN, else $HF_HOME/token)");
-    add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
-    // DataTrainingArguments
-    add("dataset_name", &d.dataset_name,
+void add_qa_data_args(ArgParser& p, DataTrainingArguments& d) {
+  // DataTrainingArguments
+  p.add("dataset_name", &d.dataset_name,
         "squad | squad_v2 | rajpurkar/squad | rajpurkar/squad_v2 (official SQuAD JSON, cached; "
         "docs/datasets.md)");
-    add("dataset_config_name", &d.dataset_config_name, "plain_text for squad, squad_v2 for squad_v2");
-    add("train_file", &d.train_file,
+  p.add("dataset_config_name", &d.dataset_config_name, "plain_text for squad, squad_v2 for squad_v2");
+  p.add("train_file", &d.train_file,
         "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines) or CSV");
-    add("validation_file", &d.validation_file, "SQuAD-format JSON or CSV for evaluation");
-    add("test_file", &d.test_file, "SQuAD-format JSON or CSV for --do_predict (answers optional)");
-    add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
-    add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
-    add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
-    add("pad_to_max_length", &d.pad_to_max_length, "pad every feature to max_seq_length");
-    add("max_train_samples", &d.max_train_samples, "truncate the training examples and features");
-    add("max_eval_samples", &d.max_eval_samples, "truncate the evaluation examples and features");
-    add("max_predict_samples", &d.max_predict_samples, "truncate the prediction examples and features");
-    add("version_2_with_negative", &d.version_2_with_negative, "SQuAD v2: some questions have no answer");
-    add("null_score_diff_threshold", &d.null_score_diff_threshold,
+  p.add("validation_file", &d.validation_file, "SQuAD-format JSON or CSV for evaluation");
+  p.add("test_file", &d.test_file, "SQuAD-format JSON or CSV for --do_predict (answers optional)");
+  p.add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
+  p.add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
+  p.add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
+  p.add("pad_to_max_length", &d.pad_to_max_length, "pad every feature to max_seq_length");
+  p.add("max_train_samples", &d.max_train_samples, "truncate the training examples and features");
+  p.add("max_eval_samples", &d.max_eval_samples, "truncate the evaluation examples and features");
+  p.add("max_predict_samples", &d.max_predict_samples, "truncate the prediction examples and features");
+  p.add("version_2_with_negative", &d.version_2_with_negative, "SQuAD v2: some questions have no answer");
+  p.add("null_score_diff_threshold", &d.null_score_diff_threshold,
         "v2: predict \"\" when null - best > this");
-    add("doc_stride", &d.doc_stride, "overlap in tokens between context windows");
-    add("n_best_size", &d.n_best_size, "candidates per start/end and kept per example");
-    add("max_answer_length", &d.max_answer_length, "longest answer in tokens");
-    // TrainingArguments
-    add("output_dir", &t.output_dir, "where the model, checkpoints and results go (required)");
-    add("overwrite_output_dir", &t.overwrite_output_dir, "train into a non-empty output_dir from scratch");
-    add("do_train", &t.do_train, "train");
-    add("do_eval", &t.do_eval, "evaluate on --validation_file");
-    add("do_predict", &t.do_predict, "predict on --test_file");
-    add("eval_strategy", &t.eval_strategy, "when to evaluate during training", {"no", "steps", "epoch"});
-    add_alias("evaluation_strategy", "eval_strategy");
-    add("per_device_train_batch_size", &t.per_device_train_batch_size,
-        "features per process per micro-batch");
-    add("per_device_eval_batch_size", &t.per_device_eval_batch_size, "features per process per eval batch");
-    add("gradient_accumulation_steps", &t.gradient_accumulation_steps, "micro-batches per optimizer step");
-    add("learning_rate", &t.learning_rate, "peak learning rate");
-    add("weight_decay", &t.weight_decay, "AdamW decoupled weight decay (not on biases and LayerNorm)");
-    add("adam_beta1", &t.adam_beta1, "AdamW beta1");
-    add("adam_beta2", &t.adam_beta2, "AdamW beta2");
-    add("adam_epsilon", &t.adam_epsilon, "AdamW epsilon");
-    add("max_grad_norm", &t.max_grad_norm, "clip the global gradient norm to this (0: no clipping)");
-    add("num_train_epochs", &t.num_train_epochs, "epochs (may be fractional)");
-    add("max_steps", &t.max_steps, "optimizer steps; > 0 overrides num_train_epochs");
-    add("lr_scheduler_type", &t.lr_scheduler_type, "learning rate schedule",
-        {"linear", "cosine", "constant", "constant_with_warmup"});
-    add("warmup_ratio", &t.warmup_ratio, "fraction of the steps spent warming up");
-    add("warmup_steps", &t.warmup_steps, "warm-up steps (overrides warmup_ratio)");
-    add("log_level", &t.log_level, "log level", {"passive", "debug", "info", "warning", "error", "critical"});
-    add("logging_dir", &t.logging_dir,
-        "TensorBoard event folder (default: output_dir/runs/{%b%d_%H-%M-%S}_{hostname}, as HF v4)");
-    add("logging_strategy", &t.logging_strategy, "when to log", {"no", "steps", "epoch"});
-    add("logging_first_step", &t.logging_first_step, "log the first step too");
-    add("logging_steps", &t.logging_steps, "log every N steps (< 1: ratio of total steps)");
-    add("logging_nan_inf_filter", &t.logging_nan_inf_filter, "skip nan/inf losses in the logged mean");
-    add("save_strategy", &t.save_strategy, "when to write checkpoints", {"no", "steps", "epoch"});
-    add("save_steps", &t.save_steps, "checkpoint every N steps (< 1: ratio of total steps)");
-    add("save_total_limit", &t.save_total_limit, "keep at most this many checkpoints");
-    add("save_only_model", &t.save_only_model, "checkpoints without optimizer/scheduler/rng (cannot resume)");
-    add("save_safetensors", &t.save_safetensors, "accepted; weights are always safetensors");
-    add("use_cpu", &t.use_cpu, "accepted: CPU is all coretrain uses");
-    add_alias("no_cuda", "use_cpu");
-    add("seed", &t.seed, "seed for initialization, dropout and data order");
-    add("data_seed", &t.data_seed, "seed for data order (default: seed)");
-    add("full_determinism", &t.full_determinism, "accepted: coretrain is deterministic anyway");
-    add("bf16", &t.bf16, "bf16 matmuls (autocast-style), f32 master weights");
-    add("bf16_full_eval", &t.bf16_full_eval, "evaluate and predict in bf16 after training (norms stay f32)");
-    add("eval_steps", &t.eval_steps, "evaluate every N steps (default: logging_steps)");
-    add("dataloader_drop_last", &t.dataloader_drop_last, "drop the last incomplete batch");
-    add("dataloader_num_workers", &t.dataloader_num_workers, "accepted for compatibility");
-    add("group_by_length", &t.group_by_length,
-        "shuffle in megabatches sorted by feature length (HF's LengthGroupedSampler): less padding");
-    add("length_column_name", &t.length_column_name,
-        "accepted: run_qa's features have no such column, so HF measures input_ids instead");
-    add("run_name", &t.run_name, "a name for the run");
-    add("disable_tqdm", &t.disable_tqdm, "no progress bar");
-    add("load_best_model_at_end", &t.load_best_model_at_end, "not supported");
-    add("metric_for_best_model", &t.metric_for_best_model, "not supported");
-    add("ignore_data_skip", &t.ignore_data_skip, "on resume, do not skip the batches already seen");
-    add("resume_from_checkpoint", &t.resume_from_checkpoint, "a checkpoint folder, or true for the latest");
-    add("optim", &t.optim, "optimizer", {"adamw_torch", "adamw_hf", "adamw_torch_fused", "sgd"});
-    add("report_to", &t.report_to,
-        "none, tensorboard, or all (= tensorboard, the one integration coretrain has); comma-separated list");
-    add("ddp_backend", &t.ddp_backend, "collective backend across processes", {"ccl", "mpi", "gloo"});
-    add_alias("xpu_backend", "ddp_backend");
-    add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait (CORETRAIN_COMM_TIMEOUT overrides)");
-    add("ddp_bucket_cap_mb", &t.ddp_bucket_cap_mb, "gradient bucket size in MiB (default 25)");
-    add("ddp_find_unused_parameters", &t.ddp_find_unused_parameters,
-        "accepted: buckets of parameters without a gradient are reduced at the end of backward anyway");
-    add("ddp_broadcast_buffers", &t.ddp_broadcast_buffers, "accepted: BERT has no buffers to broadcast");
-    add("use_ipex", &t.use_ipex, "accepted: coretrain's own kernels play IPEX's part");
-    add("local_rank", &t.local_rank, "set by old launchers; the environment is read instead");
-    add("push_to_hub", &t.push_to_hub, "not supported");
-    // coretrain's own
-    add("demo", &c.demo, "coretrain: built-in demo (generated data, small BERT from random init)");
-    add("demo_train_paragraphs", &c.demo_train_paragraphs,
+  p.add("doc_stride", &d.doc_stride, "overlap in tokens between context windows");
+  p.add("n_best_size", &d.n_best_size, "candidates per start/end and kept per example");
+  p.add("max_answer_length", &d.max_answer_length, "longest answer in tokens");
+}
+
+void add_qa_coretrain_args(ArgParser& p, CoretrainArguments& c) {
+  // coretrain's own
+  p.add("demo", &c.demo, "coretrain: built-in demo (generated data, small BERT from random init)");
+  p.add("demo_train_paragraphs", &c.demo_train_paragraphs,
         "coretrain: demo training paragraphs (0: default)");
-    add("demo_eval_paragraphs", &c.demo_eval_paragraphs, "coretrain: demo held-out paragraphs (0: default)");
-    add("demo_min_people", &c.demo_min_people, "coretrain: fewest people per demo paragraph (0: default)");
-    add("demo_max_people", &c.demo_max_people, "coretrain: most people per demo paragraph (0: default)");
-    add("dump_eval_features", &c.dump_eval_features, "coretrain debug: write eval features' inputs to FILE");
-  }
-
-  const Flag* find(const std::string& name) const {
-    auto it = index_.find(name);
-    if (it == index_.end()) return nullptr;
-    const Flag& f = flags_[it->second];
-    if (!f.alias_of.empty()) return &flags_[index_.at(f.alias_of)];
-    return &f;
-  }
-  const std::vector<Flag>& flags() const { return flags_; }
-
- private:
-  void put(Flag f) {
-    index_[f.name] = flags_.size();
-    flags_.push_back(std::move(f));
-  }
-  void add(const std::string& n, std::string* p, const std::string& h,
-           std::vector<std::string> choices = {}) {
-    put({n, Kind::str, p, h, std::move(choices), ""});
-  }
-  void add(const std::string& n, int64_t* p, const std::string& h) { put({n, Kind::integer, p, h, {}, ""}); }
-  void add(const std::string& n, double* p, const std::string& h) { put({n, Kind::real, p, h, {}, ""}); }
-  void add(const std::string& n, bool* p, const std::string& h) { put({n, Kind::boolean, p, h, {}, ""}); }
-  void add_alias(const std::string& n, const std::string& of) { put({n, Kind::str, nullptr, "", {}, of}); }
-
-  std::vector<Flag> flags_;
-  std::map<std::string, size_t> index_;
-};
-
-bool parse_bool_word(const std::string& v, bool* out) {
-  std::string s;
-  for (char ch : v) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "true" || s == "yes" || s == "t" || s == "y" || s == "1") return *out = true, true;
-  if (s == "false" || s == "no" || s == "f" || s == "n" || s == "0") return *out = false, true;
-  return false;
+  p.add("demo_eval_paragraphs", &c.demo_eval_paragraphs, "coretrain: demo held-out paragraphs (0: default)");
+  p.add("demo_min_people", &c.demo_min_people, "coretrain: fewest people per demo paragraph (0: default)");
+  p.add("demo_max_people", &c.demo_max_people, "coretrain: most people per demo paragraph (0: default)");
+  p.add("dump_eval_features", &c.dump_eval_features, "coretrain debug: write eval features' inputs to FILE");
 }
 
-void set_value(const Flag& f, const std::string& value) {
-  const std::string flag = "--" + f.name;
-  switch (f.kind) {
-    case Kind::str: {
-      if (!f.choices.empty()) {
-        bool ok = false;
-        std::string all;
-        for (const auto& c : f.choices) {
-          ok |= c == value;
-          all += (all.empty() ? "" : "|") + c;
-        }
-        if (!ok && f.name == "ddp_backend" &&
-            (value == "nccl" || value == "hccl" || value == "smddp" || value == "cncl" || value == "mccl"))
-          fail(flag, ": '", value, "' is an accelerator backend; coretrain trains on CPUs: use ", all);
-        if (!ok) fail(flag, ": expected one of ", all, ", got '", value, "'");
-      }
-      *static_cast<std::string*>(f.target) = value;
-      return;
-    }
-    case Kind::integer: {
-      errno = 0;
-      char* end = nullptr;
-      long long v = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || errno == ERANGE)
-        fail(flag, ": expected an integer, got '", value, "'");
-      *static_cast<int64_t*>(f.target) = v;
-      return;
-    }
-    case Kind::real: {
-      errno = 0;
-      char* end = nullptr;
-      double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-        fail(flag, ": expected a number, got '", value, "'");
-      *static_cast<double*>(f.target) = v;
-      return;
-    }
-    case Kind::boolean: {
-      bool b;
-      if (!parse_bool_word(value, &b)) fail(flag, ": expected true or false, got '", value, "'");
-      *static_cast<bool*>(f.target) = b;
-      return;
-    }
-  }
-}
-
-bool is_flag_token(const std::string& s) {
-  if (s.size() < 2 || s[0] != '-') return false;
-  // A negative number is a value, not a flag.
-  char c = s[1];
-  return !(std::isdigit(static_cast<unsigned char>(c)) || c == '.');
-}
-
-void parse_argv(const FlagTable& table, const std::vector<std::string>& argv, QaArguments& out) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& tok = argv[i];
-    if (tok == "--help" || tok == "-h") {
-      out.help = true;
-      continue;
-    }
-    if (tok.rfind("--", 0) != 0) fail("unexpected argument '", tok, "' (flags are --name value)");
-    std::string name = tok.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    // argparse accepts dashes for underscores in HfArgumentParser (it registers both spellings).
-    for (char& ch : name)
-      if (ch == '-') ch = '_';
-    const Flag* f = table.find(name);
-    if (!f && name.rfind("no_", 0) == 0) {
-      // `--no_<flag>` for bools that default to true (HfArgumentParser adds these).
-      const Flag* base = table.find(name.substr(3));
-      if (base && base->kind == Kind::boolean) {
-        if (has_value) fail("--", name, ": takes no value");
-        *static_cast<bool*>(base->target) = false;
-        continue;
-      }
-    }
-    if (!f) fail("unknown flag --", name, " (see `coretrain qa --help`)");
-    if (f->kind == Kind::boolean && !has_value) {
-      // Bare, or followed by an explicit true/false word.
-      bool b;
-      if (i + 1 < argv.size() && parse_bool_word(argv[i + 1], &b)) {
-        *static_cast<bool*>(f->target) = b;
-        ++i;
-      } else {
-        *static_cast<bool*>(f->target) = true;
-      }
-    } else {
-      if (!has_value) {
-        if (i + 1 >= argv.size() || is_flag_token(argv[i + 1])) fail("--", name, ": expects a value");
-        value = argv[++i];
-      }
-      set_value(*f, value);
-    }
-    if (name == "no_cuda")
-      out.notes.push_back("--no_cuda: accepted (old name of --use_cpu); coretrain runs on CPU");
-    if (name == "evaluation_strategy")
-      out.notes.push_back("--evaluation_strategy: old name of --eval_strategy");
-    if (name == "xpu_backend") out.notes.push_back("--xpu_backend: old name of --ddp_backend");
-  }
-}
-
-void parse_json(const FlagTable& table, const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(fs::read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, ": not valid JSON (", e.what(), ")");
-  }
-  if (!j.is_object()) fail(path, ": expected a JSON object of flag names to values");
-  for (const auto& [key, v] : j.items()) {
-    const Flag* f = table.find(key);
-    if (!f) fail(path, ": unknown flag '", key, "'");
-    if (v.is_null()) continue;  // None keeps the default
-    std::string text;
-    if (v.is_string()) {
-      text = v.get<std::string>();
-    } else if (v.is_boolean()) {
-      text = v.get<bool>() ? "true" : "false";
-    } else if (v.is_number_integer()) {
-      text = std::to_string(v.get<int64_t>());
-    } else if (v.is_number()) {
-      std::ostringstream s;
-      s.precision(17);
-      s << v.get<double>();
-      text = s.str();
-    } else {
-      fail(path, ": flag '", key, "' has a value of the wrong type (", v.type_name(), ")");
-    }
-    try {
-      set_value(*f, text);
-    } catch (const Error& e) {
-      fail(path, ": ", e.what());
-    }
-  }
+ArgParser qa_parser(QaArguments& a) {
+  ArgParser p("qa");
+  add_model_args(p, a.model);
+  add_qa_data_args(p, a.data);
+  add_training_args(p, a.training);
+  add_qa_coretrain_args(p, a.coretrain);
+  return p;
 }
 
 void check(bool ok, const std::string& flag, const std::string& what) {
@@ -332,8 +72,6 @@ void validate(QaArguments& a) {
   auto& t = a.training;
   auto& m = a.model;
   auto& c = a.coretrain;
-  if (!t.ddp_backend.empty() && t.ddp_backend != "ccl" && t.ddp_backend != "mpi" && t.ddp_backend != "gloo")
-    check(false, "ddp_backend", "expected ccl|mpi|gloo, got '" + t.ddp_backend + "'");
   if (t.output_dir.empty() && !c.demo) fail("--output_dir: required");
   if (t.output_dir.empty()) t.output_dir = "demo-out";
   if (!c.demo) {
@@ -367,6 +105,109 @@ void validate(QaArguments& a) {
                          std::pair{"max_eval_samples", d.max_eval_samples},
                          std::pair{"max_predict_samples", d.max_predict_samples}})
     check(v == -1 || v > 0, name, ct::str("must be > 0, got ", v));
+  validate_training_args(t, &a.notes);
+  check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
+  check(c.demo_eval_paragraphs >= 0, "demo_eval_paragraphs", "must be >= 0");
+  check(c.demo_min_people >= 0, "demo_min_people", "must be >= 0");
+  check(c.demo_max_people >= 0, "demo_max_people", "must be >= 0");
+}
+
+int64_t resolve_steps(double v, int64_t max_steps) {
+  if (v < 1) return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(v * static_cast<double>(max_steps))));
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+void add_model_args(ArgParser& p, ModelArguments& m) {
+  // ModelArguments
+  p.add("model_name_or_path", &m.model_name_or_path,
+        "folder with config.json, model.safetensors and vocab, or a Hub repo id (org/name; docs/hub.md)");
+  p.add("config_name", &m.config_name,
+        "config.json (or its folder, or a Hub repo id) when not the model's; alone: random init");
+  p.add("tokenizer_name", &m.tokenizer_name, "tokenizer folder or Hub repo id when not the model's");
+  p.add("cache_dir", &m.cache_dir,
+        "Hub cache for repo ids (default: HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)");
+  p.add("model_revision", &m.model_revision, "branch, tag or commit hash of the Hub repos");
+  p.add("token", &m.token, "Hub token for gated/private repos (default: HF_TOKEN, else $HF_HOME/token)");
+  p.add("trust_remote_code", &m.trust_remote_code, "accepted for compatibility");
+}
+
+void add_training_args(ArgParser& p, TrainingArguments& t) {
+  // TrainingArguments
+  p.add("output_dir", &t.output_dir, "where the model, checkpoints and results go (required)");
+  p.add("overwrite_output_dir", &t.overwrite_output_dir, "train into a non-empty output_dir from scratch");
+  p.add("do_train", &t.do_train, "train");
+  p.add("do_eval", &t.do_eval, "evaluate on --validation_file");
+  p.add("do_predict", &t.do_predict, "predict on --test_file");
+  p.add("eval_strategy", &t.eval_strategy, "when to evaluate during training", {"no", "steps", "epoch"});
+  p.add_alias("evaluation_strategy", "eval_strategy", "--evaluation_strategy: old name of --eval_strategy");
+  p.add("per_device_train_batch_size", &t.per_device_train_batch_size,
+        "features per process per micro-batch");
+  p.add("per_device_eval_batch_size", &t.per_device_eval_batch_size, "features per process per eval batch");
+  p.add("gradient_accumulation_steps", &t.gradient_accumulation_steps, "micro-batches per optimizer step");
+  p.add("learning_rate", &t.learning_rate, "peak learning rate");
+  p.add("weight_decay", &t.weight_decay, "AdamW decoupled weight decay (not on biases and LayerNorm)");
+  p.add("adam_beta1", &t.adam_beta1, "AdamW beta1");
+  p.add("adam_beta2", &t.adam_beta2, "AdamW beta2");
+  p.add("adam_epsilon", &t.adam_epsilon, "AdamW epsilon");
+  p.add("max_grad_norm", &t.max_grad_norm, "clip the global gradient norm to this (0: no clipping)");
+  p.add("num_train_epochs", &t.num_train_epochs, "epochs (may be fractional)");
+  p.add("max_steps", &t.max_steps, "optimizer steps; > 0 overrides num_train_epochs");
+  p.add("lr_scheduler_type", &t.lr_scheduler_type, "learning rate schedule",
+        {"linear", "cosine", "constant", "constant_with_warmup"});
+  p.add("warmup_ratio", &t.warmup_ratio, "fraction of the steps spent warming up");
+  p.add("warmup_steps", &t.warmup_steps, "warm-up steps (overrides warmup_ratio)");
+  p.add("log_level", &t.log_level, "log level", {"passive", "debug", "info", "warning", "error", "critical"});
+  p.add("logging_dir", &t.logging_dir,
+        "TensorBoard event folder (default: output_dir/runs/{%b%d_%H-%M-%S}_{hostname}, as HF v4)");
+  p.add("logging_strategy", &t.logging_strategy, "when to log", {"no", "steps", "epoch"});
+  p.add("logging_first_step", &t.logging_first_step, "log the first step too");
+  p.add("logging_steps", &t.logging_steps, "log every N steps (< 1: ratio of total steps)");
+  p.add("logging_nan_inf_filter", &t.logging_nan_inf_filter, "skip nan/inf losses in the logged mean");
+  p.add("save_strategy", &t.save_strategy, "when to write checkpoints", {"no", "steps", "epoch"});
+  p.add("save_steps", &t.save_steps, "checkpoint every N steps (< 1: ratio of total steps)");
+  p.add("save_total_limit", &t.save_total_limit, "keep at most this many checkpoints");
+  p.add("save_only_model", &t.save_only_model, "checkpoints without optimizer/scheduler/rng (cannot resume)");
+  p.add("save_safetensors", &t.save_safetensors, "accepted; weights are always safetensors");
+  p.add("use_cpu", &t.use_cpu, "accepted: CPU is all coretrain uses");
+  p.add_alias("no_cuda", "use_cpu", "--no_cuda: accepted (old name of --use_cpu); coretrain runs on CPU");
+  p.add("seed", &t.seed, "seed for initialization, dropout and data order");
+  p.add("data_seed", &t.data_seed, "seed for data order (default: seed)");
+  p.add("full_determinism", &t.full_determinism, "accepted: coretrain is deterministic anyway");
+  p.add("bf16", &t.bf16, "bf16 matmuls (autocast-style), f32 master weights");
+  p.add("bf16_full_eval", &t.bf16_full_eval, "evaluate and predict in bf16 after training (norms stay f32)");
+  p.add("eval_steps", &t.eval_steps, "evaluate every N steps (default: logging_steps)");
+  p.add("dataloader_drop_last", &t.dataloader_drop_last, "drop the last incomplete batch");
+  p.add("dataloader_num_workers", &t.dataloader_num_workers, "accepted for compatibility");
+  p.add("group_by_length", &t.group_by_length,
+        "shuffle in megabatches sorted by feature length (HF's LengthGroupedSampler): less padding");
+  p.add("length_column_name", &t.length_column_name,
+        "accepted: run_qa's features have no such column, so HF measures input_ids instead");
+  p.add("run_name", &t.run_name, "a name for the run");
+  p.add("disable_tqdm", &t.disable_tqdm, "no progress bar");
+  p.add("load_best_model_at_end", &t.load_best_model_at_end, "not supported");
+  p.add("metric_for_best_model", &t.metric_for_best_model, "not supported");
+  p.add("ignore_data_skip", &t.ignore_data_skip, "on resume, do not skip the batches already seen");
+  p.add("resume_from_checkpoint", &t.resume_from_checkpoint, "a checkpoint folder, or true for the latest");
+  p.add("optim", &t.optim, "optimizer", {"adamw_torch", "adamw_hf", "adamw_torch_fused", "sgd"});
+  p.add("report_to", &t.report_to,
+        "none, tensorboard, or all (= tensorboard, the one integration coretrain has); comma-separated list");
+  p.add("ddp_backend", &t.ddp_backend, "collective backend across processes", {"ccl", "mpi", "gloo"});
+  p.add_alias("xpu_backend", "ddp_backend", "--xpu_backend: old name of --ddp_backend");
+  p.add("ddp_timeout", &t.ddp_timeout, "seconds a collective may wait (CORETRAIN_COMM_TIMEOUT overrides)");
+  p.add("ddp_bucket_cap_mb", &t.ddp_bucket_cap_mb, "gradient bucket size in MiB (default 25)");
+  p.add("ddp_find_unused_parameters", &t.ddp_find_unused_parameters,
+        "accepted: buckets of parameters without a gradient are reduced at the end of backward anyway");
+  p.add("ddp_broadcast_buffers", &t.ddp_broadcast_buffers, "accepted: BERT has no buffers to broadcast");
+  p.add("use_ipex", &t.use_ipex, "accepted: coretrain's own kernels play IPEX's part");
+  p.add("local_rank", &t.local_rank, "set by old launchers; the environment is read instead");
+  p.add("push_to_hub", &t.push_to_hub, "not supported");
+}
+
+void validate_training_args(TrainingArguments& t, std::vector<std::string>* notes) {
+  if (!t.ddp_backend.empty() && t.ddp_backend != "ccl" && t.ddp_backend != "mpi" && t.ddp_backend != "gloo")
+    check(false, "ddp_backend", "expected ccl|mpi|gloo, got '" + t.ddp_backend + "'");
   check(t.per_device_train_batch_size > 0, "per_device_train_batch_size",
         ct::str("must be > 0, got ", t.per_device_train_batch_size));
   check(t.per_device_eval_batch_size > 0, "per_device_eval_batch_size",
@@ -401,22 +242,10 @@ void validate(QaArguments& a) {
   check(t.ddp_bucket_cap_mb > 0, "ddp_bucket_cap_mb", ct::str("must be > 0, got ", t.ddp_bucket_cap_mb));
   check(!t.load_best_model_at_end, "load_best_model_at_end", "not supported by coretrain");
   check(!t.push_to_hub, "push_to_hub", "not supported by coretrain (nothing leaves the machine)");
-  report_integrations(t);  // throws on a name coretrain cannot report to
-  check(c.demo_train_paragraphs >= 0, "demo_train_paragraphs", "must be >= 0");
-  check(c.demo_eval_paragraphs >= 0, "demo_eval_paragraphs", "must be >= 0");
-  check(c.demo_min_people >= 0, "demo_min_people", "must be >= 0");
-  check(c.demo_max_people >= 0, "demo_max_people", "must be >= 0");
+  report_integrations(t);                         // throws on a name coretrain cannot report to
   if (t.eval_strategy != "no") t.do_eval = true;  // as HF's __post_init__
-  if (t.use_ipex)
-    a.notes.push_back("--use_ipex: accepted; coretrain's own bf16/f32 kernels play IPEX's part");
+  if (t.use_ipex) notes->push_back("--use_ipex: accepted; coretrain's own bf16/f32 kernels play IPEX's part");
 }
-
-int64_t resolve_steps(double v, int64_t max_steps) {
-  if (v < 1) return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(v * static_cast<double>(max_steps))));
-  return static_cast<int64_t>(v);
-}
-
-}  // namespace
 
 int64_t TrainingArguments::resolved_logging_steps(int64_t total) const {
   return resolve_steps(logging_steps, total);
@@ -433,11 +262,7 @@ QaArguments parse_qa_args(const std::vector<std::string>& argv) {
   // The demo's defaults go in first so any flag given still overrides them.
   for (const auto& a : argv)
     if (a == "--demo" || a == "--demo=true" || a == "--demo=True") apply_demo_defaults(out);
-  FlagTable table(out);
-  if (argv.size() == 1 && argv[0].size() > 5 && argv[0].compare(argv[0].size() - 5, 5, ".json") == 0)
-    parse_json(table, argv[0]);
-  else
-    parse_argv(table, argv, out);
+  out.help = !qa_parser(out).parse(argv, &out.notes);
   if (!out.help) validate(out);
   // The demo's batch is a global batch: with N ranks each takes 1/N of it (unless the flag was given).
   if (out.coretrain.demo) {
@@ -450,34 +275,9 @@ QaArguments parse_qa_args(const std::vector<std::string>& argv) {
 
 std::string qa_args_help() {
   QaArguments defaults;
-  FlagTable table(defaults);
-  std::ostringstream s;
-  s << "usage: coretrain qa [--flag value ...] | coretrain qa args.json | coretrain qa --demo\n\n"
-    << "Flags keep the names and defaults of HF run_qa.py and TrainingArguments.\n\n";
-  for (const auto& f : table.flags()) {
-    if (!f.alias_of.empty()) {
-      s << "  --" << f.name << "  (old name of --" << f.alias_of << ")\n";
-      continue;
-    }
-    std::string def;
-    switch (f.kind) {
-      case Kind::str:
-        def = *static_cast<std::string*>(f.target);
-        break;
-      case Kind::integer:
-        def = std::to_string(*static_cast<int64_t*>(f.target));
-        break;
-      case Kind::real:
-        def = ct::str(*static_cast<double*>(f.target));
-        break;
-      case Kind::boolean:
-        def = *static_cast<bool*>(f.target) ? "true" : "false";
-        break;
-    }
-    s << "  --" << f.name << " (default: " << (def.empty() || def == "-1" ? "None" : def) << ")  " << f.help
-      << "\n";
-  }
-  return s.str();
+  return qa_parser(defaults).help(
+      "usage: coretrain qa [--flag value ...] | coretrain qa args.json | coretrain qa --demo\n\n"
+      "Flags keep the names and defaults of HF run_qa.py and TrainingArguments.\n\n");
 }
 
 nlohmann::json training_args_to_json(const TrainingArguments& t) {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/arg_parser.h"
+
 namespace ct::train {
 
 struct ModelArguments {
@@ -131,6 +133,14 @@ struct QaArguments {
       notes;  // one line each about compatibility flags that were accepted but change nothing
   bool help = false;
 };
+
+// The flags every command shares, for a command's own ArgParser (train/arg_parser.h): ModelArguments'
+// common fields and the whole of TrainingArguments, by HF's names with HF's defaults.
+void add_model_args(ArgParser& parser, ModelArguments& model);
+void add_training_args(ArgParser& parser, TrainingArguments& training);
+// TrainingArguments' range checks and HF's __post_init__ (eval_strategy implies do_eval); notes about flags
+// accepted for compatibility go to `notes`.
+void validate_training_args(TrainingArguments& training, std::vector<std::string>* notes);
 
 // argv excludes the program name. A single argument ending in ".json" is read as the whole argument set.
 QaArguments parse_qa_args(const std::vector<std::string>& argv);
