@@ -53,6 +53,9 @@ void ArgParser::add(const std::string& n, double* p, const std::string& h) {
 void ArgParser::add(const std::string& n, bool* p, const std::string& h) {
   put({n, Kind::boolean, p, h, {}, "", "", *p ? "true" : "false"});
 }
+void ArgParser::add(const std::string& n, std::optional<bool>* p, const std::string& h) {
+  put({n, Kind::optional_boolean, p, h, {}, "", "", !p->has_value() ? "None" : **p ? "true" : "false"});
+}
 void ArgParser::add_alias(const std::string& n, const std::string& of, const std::string& note) {
   put({n, Kind::str, nullptr, "", {}, of, note, ""});
 }
@@ -102,13 +105,21 @@ void ArgParser::set_value(const Flag& f, const std::string& value) const {
       *static_cast<double*>(f.target) = v;
       return;
     }
-    case Kind::boolean: {
+    case Kind::boolean:
+    case Kind::optional_boolean: {
       bool b;
       if (!parse_bool_word(value, &b)) fail(flag, ": expected true or false, got '", value, "'");
-      *static_cast<bool*>(f.target) = b;
+      set_bool(f, b);
       return;
     }
   }
+}
+
+void ArgParser::set_bool(const Flag& f, bool value) {
+  if (f.kind == Kind::boolean)
+    *static_cast<bool*>(f.target) = value;
+  else
+    *static_cast<std::optional<bool>*>(f.target) = value;
 }
 
 void ArgParser::parse_argv(const std::vector<std::string>& argv, std::vector<std::string>* notes,
@@ -134,21 +145,21 @@ void ArgParser::parse_argv(const std::vector<std::string>& argv, std::vector<std
     if (!f && name.rfind("no_", 0) == 0) {
       // `--no_<flag>` for bools that default to true (HfArgumentParser adds these).
       const Flag* base = find(name.substr(3));
-      if (base && base->kind == Kind::boolean) {
+      if (base && is_bool(*base)) {
         if (has_value) fail("--", name, ": takes no value");
-        *static_cast<bool*>(base->target) = false;
+        set_bool(*base, false);
         continue;
       }
     }
     if (!f) fail("unknown flag --", name, " (see `coretrain ", command_, " --help`)");
-    if (f->kind == Kind::boolean && !has_value) {
+    if (is_bool(*f) && !has_value) {
       // Bare, or followed by an explicit true/false word.
       bool b;
       if (i + 1 < argv.size() && parse_bool_word(argv[i + 1], &b)) {
-        *static_cast<bool*>(f->target) = b;
+        set_bool(*f, b);
         ++i;
       } else {
-        *static_cast<bool*>(f->target) = true;
+        set_bool(*f, true);
       }
     } else {
       if (!has_value) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class ArgParser {
   void add(const std::string& name, int64_t* target, const std::string& help);
   void add(const std::string& name, double* target, const std::string& help);
   void add(const std::string& name, bool* target, const std::string& help);
+  // HF's Optional[bool]: None (unset) unless given.
+  void add(const std::string& name, std::optional<bool>* target, const std::string& help);
   // `name` sets `of` (an old spelling); `note`, when not empty, is recorded each time the old name is used.
   void add_alias(const std::string& name, const std::string& of, const std::string& note = "");
 
@@ -35,7 +38,7 @@ class ArgParser {
   const std::string& command() const { return command_; }
 
  private:
-  enum class Kind { str, integer, real, boolean };
+  enum class Kind { str, integer, real, boolean, optional_boolean };
   struct Flag {
     std::string name;
     Kind kind;
@@ -49,6 +52,8 @@ class ArgParser {
   void put(Flag f);
   const Flag* find(const std::string& name) const;
   void set_value(const Flag& f, const std::string& value) const;
+  static void set_bool(const Flag& f, bool value);
+  static bool is_bool(const Flag& f) { return f.kind == Kind::boolean || f.kind == Kind::optional_boolean; }
   void parse_argv(const std::vector<std::string>& argv, std::vector<std::string>* notes, bool* help) const;
   void parse_json(const std::string& path) const;
 

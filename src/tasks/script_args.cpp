@@ -1,0 +1,35 @@
+#include "tasks/script_args.h"
+
+#include "core/error.h"
+
+namespace ct::tasks {
+
+std::string file_extension(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+void check_extension(const std::string& flag, const std::string& path,
+                     const std::vector<std::string>& extensions) {
+  const std::string ext = file_extension(path);
+  std::string all;
+  for (const auto& e : extensions) {
+    if (e == ext) return;
+    all += (all.empty() ? "" : ", ") + e;
+  }
+  fail("--", flag, " ", path, ": expected a ", all, " file (by its extension)");
+}
+
+void check_max_samples(std::initializer_list<std::pair<const char*, int64_t>> flags) {
+  for (auto [name, v] : flags) CT_CHECK(v == -1 || v > 0, "--", name, ": must be > 0, got ", v);
+}
+
+void validate_common(train::ModelArguments& model, train::TrainingArguments& training, bool from_scratch_ok,
+                     std::vector<std::string>* notes) {
+  if (training.output_dir.empty()) fail("--output_dir: required");
+  if (!from_scratch_ok && model.model_name_or_path.empty())
+    fail("--model_name_or_path: required (a folder with config.json and weights, or a Hub repo id)");
+  train::validate_training_args(training, notes);
+}
+
+}  // namespace ct::tasks

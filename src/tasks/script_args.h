@@ -1,0 +1,81 @@
+// The command line of each example-script command: ModelArguments (the fields every script has, plus the ones
+// only some scripts declare), the script's own DataTrainingArguments, and HF's TrainingArguments, parsed with
+// the shared ArgParser so flags, defaults, JSON argv and errors behave the same in every command.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "train/arg_parser.h"
+#include "train/training_args.h"
+
+namespace ct::tasks {
+
+// ModelArguments fields that only some scripts declare; a script registers the ones it has (a flag another
+// script has is an unknown flag here, as it is to HfArgumentParser).
+struct ModelExtras {
+  bool use_fast_tokenizer = true;        // glue, classification, mlm, swag (ner requires a fast one)
+  bool ignore_mismatched_sizes = false;  // glue, classification, ner
+  std::string model_type;                // mlm: a fresh model of this type when training from scratch
+  std::string config_overrides;          // mlm: "n_embd=10,resid_pdrop=0.2" applied to the fresh config
+};
+
+template <class Data>
+struct ScriptArguments {
+  train::ModelArguments model;
+  ModelExtras model_extra;
+  Data data;
+  train::TrainingArguments training;
+  std::vector<std::string> notes;  // flags accepted under an old name, and the like
+  bool help = false;
+};
+
+// Fails naming the flag unless `path` ends in one of `extensions` (as the scripts' __post_init__ asserts).
+void check_extension(const std::string& flag, const std::string& path,
+                     const std::vector<std::string>& extensions);
+// The part of `path` after its last '.', as the scripts take it (path.split(".")[-1]).
+std::string file_extension(const std::string& path);
+
+// --max_train_samples and friends: -1 (None) or positive.
+void check_max_samples(std::initializer_list<std::pair<const char*, int64_t>> flags);
+
+// Shared validation: --output_dir required, model source given (unless `from_scratch_ok`), TrainingArguments.
+void validate_common(train::ModelArguments& model, train::TrainingArguments& training, bool from_scratch_ok,
+                     std::vector<std::string>* notes);
+
+// Parses `argv` for `command`: `add_flags` registers the script's flags on the parser (after the model's
+// common ones and before TrainingArguments'), `validate` runs the script's __post_init__ unless --help was
+// asked.
+template <class Data>
+ScriptArguments<Data> parse_script_args(
+    const std::string& command, const std::vector<std::string>& argv,
+    const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
+    const std::function<void(ScriptArguments<Data>&)>& validate) {
+  ScriptArguments<Data> a;
+  train::ArgParser p(command);
+  train::add_model_args(p, a.model);
+  add_flags(p, a);
+  train::add_training_args(p, a.training);
+  a.help = !p.parse(argv, &a.notes);
+  if (!a.help) validate(a);
+  return a;
+}
+
+template <class Data>
+std::string script_args_help(
+    const std::string& command, const std::string& script,
+    const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags) {
+  ScriptArguments<Data> defaults;
+  train::ArgParser p(command);
+  train::add_model_args(p, defaults.model);
+  add_flags(p, defaults);
+  train::add_training_args(p, defaults.training);
+  return p.help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command +
+                " args.json\n\nFlags keep the names and defaults of HF " + script +
+                " and TrainingArguments.\n\n");
+}
+
+}  // namespace ct::tasks
