@@ -1,0 +1,72 @@
+// The disentangled attention bias against transformers' formulation (gathers through [T, T] index matrices,
+// p2c through r_pos = bucket(j - i) and a transpose), and its backward by finite differences.
+#include "kernels/disentangled_attention.h"
+
+#include "kernels/relative_position.h"
+#include "test_util.h"
+
+namespace ct::kernels {
+namespace {
+
+struct Case {
+  int64_t T = 0;
+  int32_t span = 0;
+  int64_t bucket_size = 0, max_position = 0;
+};
+
+TEST(DisentangledAttention, BiasEqualsTransformersGathers) {
+  for (const Case& c : {Case{37, 8, 16, 24}, Case{300, 64, 128, 256}, Case{20, 256, 256, 512}}) {
+    const int64_t ld_pos = 2 * c.span + 3, ld_s = c.T + 5;
+    const auto c2p = test::randn(c.T * ld_pos, 1), p2c = test::randn(c.T * ld_pos, 2);
+    const auto base = test::randn(c.T * ld_s, 3);
+    const auto buckets = relative_position_buckets(c.T, c.bucket_size, c.max_position);
+    const float inv_scale = 0.125f;
+    auto got = base;
+    disentangled_bias_forward(got.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), c.T, c.span,
+                              inv_scale);
+    auto want = base;
+    for (int64_t i = 0; i < c.T; ++i)
+      for (int64_t j = 0; j < c.T; ++j) {
+        const int32_t rel = log_bucket_position(i - j, c.bucket_size, c.max_position);
+        const int32_t r_pos = log_bucket_position(j - i, c.bucket_size, c.max_position);  // key-to-query
+        const double c2p_term = c2p[i * ld_pos + c2p_row(rel, c.span)];
+        const double p2c_term = p2c[j * ld_pos + p2c_row(r_pos, c.span)];
+        want[i * ld_s + j] =
+            static_cast<float>(base[i * ld_s + j] + c2p_term * inv_scale + p2c_term * inv_scale);
+      }
+    test::expect_close(got, want, 1e-6, 1e-6, "scores + c2p + p2c, T=" + std::to_string(c.T));
+    // One term only (pos_att_type ["p2c"]).
+    auto p2c_only = base;
+    disentangled_bias_forward(p2c_only.data(), ld_s, nullptr, p2c.data(), ld_pos, buckets.data(), c.T, c.span,
+                              inv_scale);
+    for (int64_t i = 0; i < c.T; ++i) {
+      const int32_t r_pos = log_bucket_position(-i, c.bucket_size, c.max_position);
+      EXPECT_NEAR(base[i * ld_s] + p2c[p2c_row(r_pos, c.span)] * inv_scale, p2c_only[i * ld_s], 1e-6);
+    }
+  }
+}
+
+TEST(DisentangledAttention, BackwardIsTheAdjointByFiniteDifferences) {
+  const int64_t T = 11, ld_pos = 2 * 4, ld_s = T;
+  const int32_t span = 4;
+  auto c2p = test::randn(T * ld_pos, 4), p2c = test::randn(T * ld_pos, 5);
+  const auto w = test::randn(T * ld_s, 6);
+  const auto buckets = relative_position_buckets(T, 8, 16);
+  const float inv_scale = 0.3f;
+  auto loss = [&] {
+    std::vector<float> s(T * ld_s, 0.0f);
+    disentangled_bias_forward(s.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), T, span,
+                              inv_scale);
+    double l = 0;
+    for (size_t k = 0; k < s.size(); ++k) l += static_cast<double>(w[k]) * s[k];
+    return l;
+  };
+  std::vector<float> dc2p(T * ld_pos, 0.0f), dp2c(T * ld_pos, 0.0f);
+  disentangled_bias_backward(dc2p.data(), dp2c.data(), ld_pos, w.data(), ld_s, buckets.data(), T, span,
+                             inv_scale);
+  test::expect_fd(loss, c2p.data(), dc2p.data(), T * ld_pos, 1e-2, 1e-3, 1e-3, "d / d c2p", 88);
+  test::expect_fd(loss, p2c.data(), dp2c.data(), T * ld_pos, 1e-2, 1e-3, 1e-3, "d / d p2c", 88);
+}
+
+}  // namespace
+}  // namespace ct::kernels
