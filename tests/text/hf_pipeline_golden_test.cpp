@@ -1,8 +1,9 @@
 // The tokenizer.json engine against HF's own (tokenizers 0.23.2, the Rust crate through its Node binding;
 // tools/make_pipeline_golden.js): for each tokenizer under data/tokenizers/ and the variants the golden files
 // describe (RoBERTa, Llama-3 and Qwen2 regex splits, ModernBERT template, Llama-2 byte fallback, XLM-R
-// precompiled charsmap + Unigram, BERT), ~500 single strings and 60 pairs, every Encoding field compared,
-// plus truncation windows with stride for pairs.
+// precompiled charsmap + Unigram, BERT): 501 single strings (and their decoding), ~70 single texts cut into
+// stride windows, 60 pairs whole, padded (left/right, multiple of 8) and cut into windows by each truncation
+// strategy; every Encoding field compared.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -67,7 +68,26 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
       ADD_FAILURE() << GetParam() << " single #" << s[0] << " " << json(text).dump() << "\n got "
                     << got.dump() << "\nwant " << s[1].dump();
     }
+    const std::string decoded = tok.decode(s[1]["ids"].get<std::vector<int32_t>>(), true);
+    if (decoded != s[2].get<std::string>() && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " decode #" << s[0] << " got " << json(decoded).dump() << " want "
+                    << s[2].dump();
+    }
   }
+  for (const auto& t : g["truncated"]) {
+    const std::string& text = strings[t["i"].get<size_t>()];
+    TruncationParams tp;
+    tp.max_length = t["max_length"].get<size_t>();
+    tp.stride = t["stride"].get<size_t>();
+    tp.left = t["left"].get<bool>();
+    tok.set_truncation(tp);
+    const json got = encoding_json(tok.encode(text, true, OffsetUnit::kChar), true);
+    if (got != t["enc"] && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " truncated single " << json(text).dump() << "\n got " << got.dump()
+                    << "\nwant " << t["enc"].dump();
+    }
+  }
+  tok.set_truncation(std::nullopt);
   for (const auto& p : g["pairs"]) {
     const std::string& a = strings[p["a"].get<size_t>()];
     const std::string& b = strings[p["b"].get<size_t>()];
@@ -76,6 +96,20 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
     if (got != p["full"] && ++bad <= 5) {
       ADD_FAILURE() << GetParam() << " pair " << json(a).dump() << " + " << json(b).dump() << "\n got "
                     << got.dump() << "\nwant " << p["full"].dump();
+    }
+    if (p.contains("padded")) {
+      const json& pd = p["padded"];
+      PaddingParams pp;
+      pp.fixed = pd["length"].get<size_t>();
+      pp.left = pd["left"].get<bool>();
+      pp.pad_to_multiple_of = pd["multiple"].get<size_t>();
+      tok.set_padding(pp);
+      const json pgot = encoding_json(tok.encode_pair(a, b, true, OffsetUnit::kChar), true);
+      tok.set_padding(std::nullopt);
+      if (pgot != pd["enc"] && ++bad <= 5) {
+        ADD_FAILURE() << GetParam() << " padded pair " << json(a).dump() << " + " << json(b).dump()
+                      << "\n got " << pgot.dump() << "\nwant " << pd["enc"].dump();
+      }
     }
     const json& t = p["trunc"];
     TruncationParams tp;

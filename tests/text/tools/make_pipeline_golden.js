@@ -133,7 +133,21 @@ const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return see
     const singles = [];
     for (let i = 0; i < strings.length; i += step) {
       const e = await tok.encode(strings[i], null, { addSpecialTokens: true });
-      singles.push([i, fields(e, true)]);
+      singles.push([i, fields(e, true), await tok.decode(e.getIds(), true)]);
+    }
+    // One text cut into windows: only through the special tokens (see the top), so only where there are some.
+    const truncated = [];
+    for (let i = 0; i < strings.length; i += 7) {
+      const n = (await tok.encode(strings[i], null, { addSpecialTokens: false })).getIds().length;
+      const specials = (await tok.encode(strings[i], null, { addSpecialTokens: true })).getIds().length - n;
+      if (specials === 0 || n < 2) continue;
+      const maxLen = n + rnd(specials);
+      const window = maxLen - specials;
+      const stride = window > 1 ? rnd(2) : 0;
+      tok.setTruncation(maxLen, { stride, direction: i % 3 === 0 ? 'left' : 'right' });
+      const e = await tok.encode(strings[i], null, { addSpecialTokens: true });
+      truncated.push({ i, max_length: maxLen, stride, left: i % 3 === 0, enc: fields(e, true) });
+      tok.disableTruncation();
     }
     const pairs = [];
     for (let k = 0; k < 60; ++k) {
@@ -173,10 +187,18 @@ const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return see
         entry.trunc = { max_length: maxLen, stride, strategy, left: k % 7 === 6, error: String(err).slice(0, 80) };
       }
       tok.disableTruncation();
+      if (k % 3 === 0) {
+        const len = full.getIds().length + rnd(5);
+        const left = k % 2 === 0, multiple = k % 9 === 0 ? 8 : 0;
+        tok.setPadding({ maxLength: len, direction: left ? 'left' : 'right', ...(multiple ? { padToMultipleOf: multiple } : {}) });
+        const p = await tok.encode(strings[a], strings[b], { addSpecialTokens: true });
+        entry.padded = { length: len, left, multiple, enc: fields(p, true) };
+        tok.disablePadding();
+      }
       pairs.push(entry);
     }
-    const out = { generator: 'HF tokenizers 0.23.2 (npm binding of the Rust crate)', ...spec, singles, pairs };
+    const out = { generator: 'HF tokenizers 0.23.2 (npm binding of the Rust crate)', ...spec, singles, truncated, pairs };
     fs.writeFileSync(path.join(dataDir, 'pipeline_golden', `${spec.name}.json`), JSON.stringify(out));
-    console.error(spec.name, singles.length, pairs.length);
+    console.error(spec.name, singles.length, truncated.length, pairs.length);
   }
 })();
