@@ -24,6 +24,8 @@ bool is_whitespace(char32_t c);
 // 11.0) is kept). So is_other, is_bert_punctuation and is_nonspacing_mark take utf8proc's category only for
 // characters assigned by Unicode 8.0.
 bool assigned_in_unicode8(char32_t c);
+// The same for Unicode 9.0, the tables of HF's normalizers (NF*, StripAccents).
+bool assigned_in_unicode9(char32_t c);
 
 // What BertNormalizer's clean_text drops besides NUL and U+FFFD: Cc, Cf, Co, Cs. Unassigned code points (Cn)
 // are kept, as the real HF tokenizer does (U+0378, U+FFFF, U+10FFFF survive).

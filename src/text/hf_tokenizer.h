@@ -1,0 +1,77 @@
+// A tokenizer.json pipeline, equal to HF's fast tokenizer (the Rust `tokenizers` crate, 0.22 semantics):
+// added tokens, normalizer, pre-tokenizer, model, truncation with stride windows, post-processor, padding,
+// decoder. Offsets are byte offsets into each input string, or code-point offsets (what Python and Node
+// show) with OffsetUnit::kChar.
+//
+// Input text must be valid UTF-8: HF takes Rust &str, which cannot hold anything else, so there is no HF
+// behaviour to copy; encode() throws ct::Error naming the first bad byte instead of guessing.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text/added_tokens.h"
+#include "text/encoding.h"
+
+namespace ct::text {
+
+class Normalizer;
+class PreTokenizer;
+class Model;
+class PostProcessor;
+class Decoder;
+
+enum class OffsetUnit { kByte, kChar };
+
+class HfTokenizer {
+ public:
+  HfTokenizer();
+  ~HfTokenizer();
+  HfTokenizer(HfTokenizer&&) noexcept;
+  HfTokenizer& operator=(HfTokenizer&&) noexcept;
+
+  // Reads a tokenizer.json file (or a folder holding one). Every unknown component or bad field is a one-line
+  // ct::Error naming the file and the JSON path.
+  static HfTokenizer from_file(const std::string& path);
+  static HfTokenizer from_json(const nlohmann::json& j, const std::string& source);
+
+  Encoding encode(std::string_view text, bool add_special_tokens = true,
+                  OffsetUnit unit = OffsetUnit::kByte) const;
+  Encoding encode_pair(std::string_view a, std::string_view b, bool add_special_tokens = true,
+                       OffsetUnit unit = OffsetUnit::kByte) const;
+  // Pre-split words (HF's is_split_into_words): each word is encoded alone, word id = its index, offsets
+  // relative to the word.
+  Encoding encode_words(const std::vector<std::string>& words, const std::vector<std::string>* pair_words,
+                        bool add_special_tokens = true, OffsetUnit unit = OffsetUnit::kByte) const;
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const;
+
+  void set_truncation(std::optional<TruncationParams> t) { truncation_ = std::move(t); }
+  void set_padding(std::optional<PaddingParams> p) { padding_ = std::move(p); }
+  const std::optional<TruncationParams>& truncation() const { return truncation_; }
+  const std::optional<PaddingParams>& padding() const { return padding_; }
+
+  int32_t token_to_id(std::string_view token) const;  // -1 when absent
+  std::string id_to_token(int32_t id) const;          // "" when absent
+  size_t vocab_size() const;                          // model vocab plus added tokens beyond it
+  const AddedVocabulary& added() const { return added_; }
+  size_t num_special_tokens_to_add(bool pair) const;
+
+ private:
+  Encoding encode_sequence(std::string_view text, int32_t type_id, int32_t word, OffsetUnit unit) const;
+  Encoding finish(Encoding a, Encoding* b, bool add_special_tokens) const;
+
+  std::unique_ptr<Normalizer> normalizer_;
+  std::unique_ptr<PreTokenizer> pre_tokenizer_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<PostProcessor> post_processor_;
+  std::unique_ptr<Decoder> decoder_;
+  AddedVocabulary added_;
+  std::optional<TruncationParams> truncation_;
+  std::optional<PaddingParams> padding_;
+};
+
+}  // namespace ct::text

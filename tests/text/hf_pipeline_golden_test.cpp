@@ -1,0 +1,148 @@
+// The tokenizer.json engine against HF's own (tokenizers 0.23.2, the Rust crate through its Node binding;
+// tools/make_pipeline_golden.js): for each tokenizer under data/tokenizers/ and the variants the golden files
+// describe (RoBERTa, Llama-3 and Qwen2 regex splits, ModernBERT template, Llama-2 byte fallback, XLM-R
+// precompiled charsmap + Unigram, BERT): 501 single strings (and their decoding), ~70 single texts cut into
+// stride windows, 60 pairs whole, padded (left/right, multiple of 8) and cut into windows by each truncation
+// strategy; every Encoding field compared.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "text/hf_tokenizer.h"
+
+namespace ct::text {
+namespace {
+
+using nlohmann::json;
+
+const std::string kData = CORETRAIN_TEST_DATA;
+
+json encoding_json(const Encoding& e, bool with_tokens) {
+  json o;
+  o["ids"] = e.ids;
+  o["type_ids"] = e.type_ids;
+  json offs = json::array();
+  for (auto [b, en] : e.offsets) offs.push_back({b, en});
+  o["offsets"] = offs;
+  o["special"] = e.special_tokens_mask;
+  o["words"] = e.word_ids;
+  o["seq"] = e.sequence_ids();
+  o["attn"] = e.attention_mask;
+  if (with_tokens) o["tokens"] = e.tokens;
+  if (!e.overflowing.empty()) {
+    json over = json::array();
+    for (const auto& x : e.overflowing) over.push_back(encoding_json(x, with_tokens));
+    o["overflowing"] = over;
+  }
+  return o;
+}
+
+HfTokenizer load_variant(const json& g) {
+  json j = json::parse(fs::read_file(kData + "/tokenizers/" + g["base"].get<std::string>()));
+  if (g.contains("set")) {
+    for (auto it = g["set"].begin(); it != g["set"].end(); ++it) j[it.key()] = it.value();
+  }
+  if (g.contains("model_set")) {
+    for (auto it = g["model_set"].begin(); it != g["model_set"].end(); ++it)
+      j["model"][it.key()] = it.value();
+  }
+  return HfTokenizer::from_json(j, g["name"].get<std::string>());
+}
+
+class PipelineGolden : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PipelineGolden, EveryFieldEqualsHf) {
+  const auto strings =
+      json::parse(fs::read_file(kData + "/pipeline_golden/strings.json")).get<std::vector<std::string>>();
+  const json g = json::parse(fs::read_file(kData + "/pipeline_golden/" + std::string(GetParam()) + ".json"));
+  HfTokenizer tok = load_variant(g);
+  int bad = 0;
+  for (const auto& s : g["singles"]) {
+    const std::string& text = strings[s[0].get<size_t>()];
+    const json got = encoding_json(tok.encode(text, true, OffsetUnit::kChar), true);
+    if (got != s[1] && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " single #" << s[0] << " " << json(text).dump() << "\n got "
+                    << got.dump() << "\nwant " << s[1].dump();
+    }
+    const std::string decoded = tok.decode(s[1]["ids"].get<std::vector<int32_t>>(), true);
+    if (decoded != s[2].get<std::string>() && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " decode #" << s[0] << " got " << json(decoded).dump() << " want "
+                    << s[2].dump();
+    }
+  }
+  for (const auto& t : g["truncated"]) {
+    const std::string& text = strings[t["i"].get<size_t>()];
+    TruncationParams tp;
+    tp.max_length = t["max_length"].get<size_t>();
+    tp.stride = t["stride"].get<size_t>();
+    tp.left = t["left"].get<bool>();
+    tok.set_truncation(tp);
+    const json got = encoding_json(tok.encode(text, true, OffsetUnit::kChar), true);
+    if (got != t["enc"] && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " truncated single " << json(text).dump() << "\n got " << got.dump()
+                    << "\nwant " << t["enc"].dump();
+    }
+  }
+  tok.set_truncation(std::nullopt);
+  for (const auto& p : g["pairs"]) {
+    const std::string& a = strings[p["a"].get<size_t>()];
+    const std::string& b = strings[p["b"].get<size_t>()];
+    tok.set_truncation(std::nullopt);
+    const json got = encoding_json(tok.encode_pair(a, b, true, OffsetUnit::kChar), true);
+    if (got != p["full"] && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " pair " << json(a).dump() << " + " << json(b).dump() << "\n got "
+                    << got.dump() << "\nwant " << p["full"].dump();
+    }
+    if (p.contains("padded")) {
+      const json& pd = p["padded"];
+      PaddingParams pp;
+      pp.fixed = pd["length"].get<size_t>();
+      pp.left = pd["left"].get<bool>();
+      pp.pad_to_multiple_of = pd["multiple"].get<size_t>();
+      tok.set_padding(pp);
+      const json pgot = encoding_json(tok.encode_pair(a, b, true, OffsetUnit::kChar), true);
+      tok.set_padding(std::nullopt);
+      if (pgot != pd["enc"] && ++bad <= 5) {
+        ADD_FAILURE() << GetParam() << " padded pair " << json(a).dump() << " + " << json(b).dump()
+                      << "\n got " << pgot.dump() << "\nwant " << pd["enc"].dump();
+      }
+    }
+    const json& t = p["trunc"];
+    TruncationParams tp;
+    tp.max_length = t["max_length"].get<size_t>();
+    tp.stride = t["stride"].get<size_t>();
+    const std::string strategy = t["strategy"].get<std::string>();
+    tp.strategy = strategy == "OnlyFirst"    ? TruncationStrategy::kOnlyFirst
+                  : strategy == "OnlySecond" ? TruncationStrategy::kOnlySecond
+                                             : TruncationStrategy::kLongestFirst;
+    tp.left = t["left"].get<bool>();
+    tok.set_truncation(tp);
+    if (t.contains("error")) {
+      EXPECT_THROW(tok.encode_pair(a, b, true, OffsetUnit::kChar), ct::Error) << t["error"];
+      continue;
+    }
+    json tgot;
+    try {
+      tgot = encoding_json(tok.encode_pair(a, b, true, OffsetUnit::kChar), false);
+    } catch (const ct::Error& e) {
+      tgot = e.what();
+    }
+    if (tgot != t["enc"] && ++bad <= 5) {
+      ADD_FAILURE() << GetParam() << " truncated pair " << t.dump().substr(0, 120) << " " << json(a).dump()
+                    << " + " << json(b).dump() << "\n got " << tgot.dump() << "\nwant " << t["enc"].dump();
+    }
+  }
+  EXPECT_EQ(bad, 0) << GetParam() << ": " << bad << " encodings differ from HF";
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizers, PipelineGolden,
+                         ::testing::Values("gpt2", "roberta", "roberta_prefix", "llama3_style", "qwen2_style",
+                                           "modernbert_style", "llama2_style", "llama2_nonlegacy",
+                                           "xlmr_style", "unigram_plain", "bert", "bert_misc"));
+
+}  // namespace
+}  // namespace ct::text
