@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Writes the golden fixtures the C++ model tests match: tests/model/data/golden/tiny_{bert,distilbert}.safetensors.
+"""Writes the golden fixtures the C++ model tests match: tests/model/data/golden/tiny_{bert,distilbert}.safetensors
+(the QA model, described below) and tiny_<family>_<head>.safetensors (every family x head, see HEAD_CASES).
 
-Run with Debian's python (it has torch):  /usr/bin/python3 scripts/make_golden.py
+Run with Debian's python (it has torch):  /usr/bin/python3 scripts/make_golden.py          (QA fixtures)
+                                          /usr/bin/python3 scripts/make_golden.py --heads  (family x head)
 
 Each file holds, for one tiny config (vocab 64, hidden 32, 2 layers, 4 heads, intermediate 64, T 16, B 3):
   input.{input_ids,token_type_ids,attention_mask,start_positions,end_positions}   I32
@@ -107,7 +109,163 @@ def run(model, inputs, dtype, autocast, packed=False):
     return out, grads
 
 
+# Every family x head on a tiny config (vocab 40, hidden 32, 2 layers, 4 heads, intermediate 48; ELECTRA's
+# embeddings 16 wide, projected), B 3 (multiple choice: 2 examples x 3 choices), T 12. Each file holds
+#   input.{input_ids,token_type_ids,attention_mask} I32, input.labels I32 or input.float_labels F32,
+#   param.<HF name>, f32.{logits,loss} + f32.grad.<HF name> (float64 reference), bf16.* (autocast),
+# metadata "config", "head", "num_choices". Labels: -100 on pads and some real tokens (token-cls, mlm), so
+# the packed batch (no pads) has the same loss. Logits: seq-cls [B, C]; token-cls [B, T, C]; mlm [B, T, V]
+# (every position, as HF; coretrain projects only the labelled ones); multiple choice [E, C]; qa [B, T, 2].
+HB, HT = 3, 12
+
+
+def tiny(mt, **kw):
+    if mt == "distilbert":
+        c = {"model_type": mt, "vocab_size": 40, "dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 48,
+             "max_position_embeddings": 24, "pad_token_id": 0}
+    else:
+        c = {"model_type": mt, "vocab_size": 40, "hidden_size": 32, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "intermediate_size": 48, "hidden_act": "gelu",
+             "max_position_embeddings": 24, "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0}
+        if mt in R.ROBERTA_LIKE:
+            c.update(max_position_embeddings=26, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)
+        if mt == "electra":
+            c["embedding_size"] = 16
+    c.update(kw)
+    return c
+
+
+def labels3(n):
+    return {"id2label": {str(i): f"L{i}" for i in range(n)}, "label2id": {f"L{i}": i for i in range(n)}}
+
+
+HEAD_CASES = [  # (file stem, config, head, problem: int | float | multi | qa)
+    ("bert_seq-cls", tiny("bert", **labels3(3)), "seq-cls", "int"),
+    ("bert_seq-cls-multilabel", tiny("bert", problem_type="multi_label_classification", **labels3(3)),
+     "seq-cls", "multi"),
+    ("bert_token-cls", tiny("bert", **labels3(5)), "token-cls", "int"),
+    ("bert_mlm", tiny("bert"), "mlm", "int"),
+    ("bert_multiple-choice", tiny("bert"), "multiple-choice", "int"),
+    ("distilbert_seq-cls", tiny("distilbert", **labels3(3)), "seq-cls", "int"),
+    ("distilbert_token-cls", tiny("distilbert", **labels3(4)), "token-cls", "int"),
+    ("distilbert_mlm", tiny("distilbert"), "mlm", "int"),
+    ("distilbert_multiple-choice", tiny("distilbert"), "multiple-choice", "int"),
+    ("roberta_qa", tiny("roberta"), "qa", "qa"),
+    ("roberta_seq-cls", tiny("roberta", **labels3(3)), "seq-cls", "int"),
+    ("roberta_token-cls", tiny("roberta", **labels3(4)), "token-cls", "int"),
+    ("roberta_mlm", tiny("roberta"), "mlm", "int"),
+    ("roberta_multiple-choice", tiny("roberta"), "multiple-choice", "int"),
+    ("xlm-roberta_seq-cls-regression", tiny("xlm-roberta", **labels3(1)), "seq-cls", "float"),
+    ("electra_qa", tiny("electra"), "qa", "qa"),
+    ("electra_seq-cls", tiny("electra", **labels3(3)), "seq-cls", "int"),
+    ("electra_token-cls", tiny("electra", **labels3(3)), "token-cls", "int"),
+    ("electra_mlm", tiny("electra"), "mlm", "int"),
+]
+
+
+def head_inputs(cfg, head, problem, g):
+    pad = cfg["pad_token_id"]
+    V = cfg["vocab_size"]
+    B = 2 * 3 if head == "multiple-choice" else HB
+    ids = torch.randint(2, V, (B, HT), generator=g)
+    lens = [HT, 9, 5, 11, 7, 12][:B]
+    mask = torch.zeros(B, HT, dtype=torch.long)
+    for b, n in enumerate(lens):
+        mask[b, :n] = 1
+    ids[mask == 0] = pad
+    ids[0, 4] = pad  # a pad id inside a sequence: no position step (RoBERTa), no lookup gradient
+    types = torch.zeros(B, HT, dtype=torch.long)
+    if cfg.get("type_vocab_size", 0) > 1:
+        types[0, 6:] = 1
+        types[1, 3:9] = 1
+    n = cfg.get("num_labels", len(cfg.get("id2label", {})) or 2)
+    if problem == "qa":
+        labels = (torch.tensor([3, HT, 2]), torch.tensor([5, 40, -3]))
+    elif head == "seq-cls":
+        if problem == "int":
+            labels = torch.randint(0, n, (B,), generator=g)
+        elif problem == "float":
+            labels = torch.randn(B, n, generator=g).squeeze(-1) if n == 1 else torch.randn(B, n, generator=g)
+        else:
+            labels = (torch.rand(B, n, generator=g) > 0.5).float()
+    elif head == "multiple-choice":
+        labels = torch.tensor([2, 0])
+    else:
+        C = V if head == "mlm" else n
+        labels = torch.randint(0, C, (B, HT), generator=g)
+        labels[mask == 0] = -100
+        drop = torch.rand(B, HT, generator=g) < (0.6 if head == "mlm" else 0.25)
+        labels[drop] = -100
+        labels[0, 1] = 7 % C  # at least one labelled token
+    return ids, types, mask, labels
+
+
+def run_head(model, inputs, head, dtype, autocast):
+    ids, types, mask, labels = inputs
+    m = model.to(dtype)
+    m.zero_grad(set_to_none=True)
+    tt = None if m.config["model_type"] == "distilbert" else types
+    if head == "multiple-choice":
+        shape = (2, 3, HT)
+        args = (ids.view(shape), mask.view(shape), tt.view(shape) if tt is not None else None, labels)
+    else:
+        lab = labels
+        if isinstance(labels, torch.Tensor) and labels.is_floating_point():
+            lab = labels.to(dtype)
+        args = (ids, mask, tt, lab)
+    if autocast:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss, logits = m(*args)
+    else:
+        loss, logits = m(*args)
+    loss.backward()
+    out = {"logits": logits.detach().float(), "loss": loss.detach().float().reshape(1)}
+    grads = {n: p.grad.detach().float().clone() for n, p in m.named_parameters()}
+    return out, grads
+
+
+def make_head_goldens():
+    for i, (stem, cfg, head, problem) in enumerate(HEAD_CASES):
+        g = torch.Generator().manual_seed(100 + i)
+        torch.manual_seed(100 + i)
+        model = R.TaskModel(cfg, head)
+        model.eval()
+        perturb(model, g)
+        inputs = make = head_inputs(R.family_config(cfg), head, problem, g)
+        params = {n: p.detach().float().clone() for n, p in model.named_parameters()}
+        ref, ref_grads = run_head(model, inputs, head, torch.float64, autocast=False)
+        model = model.float()
+        bf, bf_grads = run_head(model, inputs, head, torch.float32, autocast=True)
+        ids, types, mask, labels = make
+        tensors = {"input.input_ids": ids.to(torch.int32), "input.token_type_ids": types.to(torch.int32),
+                   "input.attention_mask": mask.to(torch.int32)}
+        if problem == "qa":
+            tensors["input.start_positions"] = labels[0].to(torch.int32)
+            tensors["input.end_positions"] = labels[1].to(torch.int32)
+        elif labels.is_floating_point():
+            tensors["input.float_labels"] = labels.float().reshape(ids.shape[0], -1)
+        else:
+            tensors["input.labels"] = labels.to(torch.int32)
+        for n, p in params.items():
+            tensors["param." + n] = p
+        for prefix, out, grads in (("f32.", ref, ref_grads), ("bf16.", bf, bf_grads)):
+            for k, v in out.items():
+                tensors[prefix + k] = v
+            for n, gr in grads.items():
+                tensors[prefix + "grad." + n] = gr
+        path = os.path.join(OUT, f"tiny_{stem}.safetensors")
+        R.save_safetensors(path, tensors, {"format": "pt", "config": json.dumps(cfg), "head": head,
+                                           "num_choices": "3" if head == "multiple-choice" else "0",
+                                           "generator": "scripts/make_golden.py, torch " + torch.__version__})
+        print(f"{path}: {os.path.getsize(path)} bytes, loss f64 {float(ref['loss']):.6f} "
+              f"bf16 {float(bf['loss']):.6f}")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--heads":
+        os.makedirs(OUT, exist_ok=True)
+        make_head_goldens()
+        return
     os.makedirs(OUT, exist_ok=True)
     for name, cfg in CONFIGS.items():
         g = torch.Generator().manual_seed(1234 if name == "bert" else 4321)

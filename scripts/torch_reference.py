@@ -393,6 +393,273 @@ def model_from_config(cfg):
 
 
 # ----------------------------------------------------------------------------------------------------------
+# The other families and every head (modeling_roberta.py, modeling_electra.py, and the task classes of
+# modeling_bert.py / modeling_distilbert.py), for golden fixtures of each family x head. Same layer modules
+# as above (BertEncoder); what differs is data: position ids, embedding width + projection, names, heads.
+
+FAMILY_PREFIX = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
+                 "electra": "electra", "distilbert": "distilbert"}
+ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert")
+
+
+def family_config(cfg):
+    """cfg with HF defaults for any family (BERT's field names for all but DistilBERT)."""
+    mt = cfg["model_type"]
+    if mt == "distilbert":
+        out = dict(DISTILBERT_DEFAULTS, seq_classif_dropout=0.2)
+    else:
+        out = dict(BERT_DEFAULTS, classifier_dropout=None)
+        if mt in ROBERTA_LIKE:
+            out["pad_token_id"] = 1
+        if mt == "electra":
+            out["embedding_size"] = 128
+    out.update(cfg)
+    out.setdefault("problem_type", None)
+    if "id2label" in out:
+        out["num_labels"] = len(out["id2label"])
+    out.setdefault("num_labels", 2)
+    return out
+
+
+def roberta_position_ids(input_ids, padding_idx):
+    """create_position_ids_from_input_ids: padding_idx + running count of non-pad tokens; pads at padding_idx."""
+    mask = input_ids.ne(padding_idx).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + padding_idx
+
+
+class FamilyEmbeddings(nn.Module):
+    """BertEmbeddings / RobertaEmbeddings / ElectraEmbeddings (width embedding_size for ELECTRA)."""
+
+    def __init__(self, c):
+        super().__init__()
+        E = c.get("embedding_size", c["hidden_size"]) if c["model_type"] == "electra" else c["hidden_size"]
+        self.roberta = c["model_type"] in ROBERTA_LIKE
+        self.padding_idx = c["pad_token_id"]
+        self.word_embeddings = nn.Embedding(c["vocab_size"], E, padding_idx=c["pad_token_id"])
+        self.position_embeddings = nn.Embedding(c["max_position_embeddings"], E,
+                                                padding_idx=c["pad_token_id"] if self.roberta else None)
+        self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], E)
+        self.LayerNorm = nn.LayerNorm(E, eps=c["layer_norm_eps"])
+        self.dropout = nn.Dropout(c["hidden_dropout_prob"])
+
+    def forward(self, input_ids, token_type_ids):
+        T = input_ids.size(1)
+        if self.roberta:
+            position_ids = roberta_position_ids(input_ids, self.padding_idx)
+        else:
+            position_ids = torch.arange(T, dtype=torch.long).unsqueeze(0)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        x = x + self.position_embeddings(position_ids)
+        return self.dropout(self.LayerNorm(x))
+
+
+class BertPooler(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.activation = nn.Tanh()
+
+    def forward(self, h):
+        return self.activation(self.dense(h[:, 0]))
+
+
+class FamilyModel(nn.Module):
+    """BertModel / RobertaModel / ElectraModel: embeddings [-> embeddings_project] -> encoder [, pooler]."""
+
+    def __init__(self, c, pooler=False):
+        super().__init__()
+        self.embeddings = FamilyEmbeddings(c)
+        E = c.get("embedding_size", c["hidden_size"]) if c["model_type"] == "electra" else c["hidden_size"]
+        if E != c["hidden_size"]:
+            self.embeddings_project = nn.Linear(E, c["hidden_size"])
+        self.encoder = BertEncoder(c)
+        if pooler:
+            self.pooler = BertPooler(c)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        x = self.embeddings(input_ids, token_type_ids)
+        if hasattr(self, "embeddings_project"):
+            # Under CPU autocast (torch 1.13) the projection's bf16 output would meet the first LayerNorm's f32
+            # weights and fail; coretrain keeps it f32 there too.
+            x = self.embeddings_project(x).to(self.embeddings.LayerNorm.weight.dtype)
+        ext = attention_mask[:, None, None, :].to(dtype=x.dtype)
+        ext = (1.0 - ext) * torch.finfo(x.dtype).min
+        return self.encoder(x, ext)
+
+
+def sequence_loss(c, logits, labels):
+    """transformers' problem_type rule (BertForSequenceClassification.forward)."""
+    n = c["num_labels"]
+    pt = c["problem_type"]
+    if pt is None:
+        if n == 1:
+            pt = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            pt = "single_label_classification"
+        else:
+            pt = "multi_label_classification"
+    if pt == "regression":
+        if n == 1:
+            return F.mse_loss(logits.squeeze(), labels.squeeze().to(logits.dtype))
+        return F.mse_loss(logits, labels.to(logits.dtype))
+    if pt == "single_label_classification":
+        return F.cross_entropy(logits.view(-1, n), labels.view(-1))
+    return F.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+class TaskModel(nn.Module):
+    """<Family>For<Head> with HF's module names. head: qa | seq-cls | token-cls | mlm | multiple-choice.
+    forward(input_ids, attention_mask, token_type_ids, labels) -> (loss or None, logits); qa: labels =
+    (start, end) and logits [B, T, 2]; multiple-choice: inputs [E, C, T], logits [E, C]."""
+
+    def __init__(self, cfg, head):
+        super().__init__()
+        c = family_config(cfg)
+        self.config, self.head = c, head
+        mt = c["model_type"]
+        self.base_name = FAMILY_PREFIX[mt]
+        distil = mt == "distilbert"
+        H = c["dim"] if distil else c["hidden_size"]
+        pooler = head in ("seq-cls", "multiple-choice") and mt in ("bert",) + ROBERTA_LIKE and not (
+            head == "seq-cls" and mt in ROBERTA_LIKE)
+        base = DistilBertModel(c) if distil else FamilyModel(c, pooler=pooler)
+        setattr(self, self.base_name, base)
+        cls_p = c.get("classifier_dropout")
+        if cls_p is None:
+            cls_p = c.get("hidden_dropout_prob", 0.1)
+        if head == "qa":
+            self.qa_outputs = nn.Linear(H, 2)
+            if distil:
+                self.dropout = nn.Dropout(c["qa_dropout"])
+        elif head in ("seq-cls", "multiple-choice"):
+            n = c["num_labels"] if head == "seq-cls" else 1
+            if distil:
+                self.pre_classifier = nn.Linear(H, H)
+                self.classifier = nn.Linear(H, n)
+                self.dropout = nn.Dropout(c["seq_classif_dropout"])
+            elif mt == "electra" and head == "seq-cls":
+                self.classifier = nn.Module()
+                self.classifier.dense = nn.Linear(H, H)
+                self.classifier.out_proj = nn.Linear(H, n)
+                self.dropout = nn.Dropout(cls_p)
+            elif mt in ROBERTA_LIKE and head == "seq-cls":
+                self.classifier = nn.Module()
+                self.classifier.dense = nn.Linear(H, H)
+                self.classifier.out_proj = nn.Linear(H, n)
+                self.dropout = nn.Dropout(cls_p)
+            else:
+                # BertFor{SequenceClassification,MultipleChoice}; RobertaForMultipleChoice: hidden_dropout_prob.
+                self.dropout = nn.Dropout(c["hidden_dropout_prob"] if mt in ROBERTA_LIKE else cls_p)
+                self.classifier = nn.Linear(H, n)
+        elif head == "token-cls":
+            self.dropout = nn.Dropout(c["dropout"] if distil else cls_p)
+            self.classifier = nn.Linear(H, c["num_labels"])
+        elif head == "mlm":
+            V = c["vocab_size"]
+            if distil:
+                self.vocab_transform = nn.Linear(H, H)
+                self.vocab_layer_norm = nn.LayerNorm(H, eps=1e-12)
+                self.vocab_projector = nn.Module()
+                self.vocab_projector.bias = nn.Parameter(torch.zeros(V))
+                self.mlm_act = _act(c["activation"])
+            elif mt in ROBERTA_LIKE:
+                self.lm_head = nn.Module()
+                self.lm_head.dense = nn.Linear(H, H)
+                self.lm_head.layer_norm = nn.LayerNorm(H, eps=c["layer_norm_eps"])
+                self.lm_head.bias = nn.Parameter(torch.zeros(V))
+                self.mlm_act = nn.GELU()
+            elif mt == "electra":
+                E = c["embedding_size"]
+                self.generator_predictions = nn.Module()
+                self.generator_predictions.dense = nn.Linear(H, E)
+                self.generator_predictions.LayerNorm = nn.LayerNorm(E, eps=c["layer_norm_eps"])
+                self.generator_lm_head = nn.Module()
+                self.generator_lm_head.bias = nn.Parameter(torch.zeros(V))
+                self.mlm_act = nn.GELU()
+            else:
+                self.cls = nn.Module()
+                self.cls.predictions = nn.Module()
+                self.cls.predictions.transform = nn.Module()
+                self.cls.predictions.transform.dense = nn.Linear(H, H)
+                self.cls.predictions.transform.LayerNorm = nn.LayerNorm(H, eps=c["layer_norm_eps"])
+                self.cls.predictions.bias = nn.Parameter(torch.zeros(V))
+                self.mlm_act = _act(c["hidden_act"])
+        else:
+            raise ValueError(f"unknown head {head!r}")
+        self.apply(lambda m: _init_weights(m, c["initializer_range"]))
+
+    def body(self, input_ids, attention_mask, token_type_ids):
+        base = getattr(self, self.base_name)
+        if self.config["model_type"] == "distilbert":
+            return base(input_ids, attention_mask)
+        return base(input_ids, attention_mask, token_type_ids)
+
+    def mlm_parts(self):
+        """(dense, layer_norm, bias) of the masked-LM head; the decoder weight is the word embeddings."""
+        mt = self.config["model_type"]
+        if mt == "distilbert":
+            return self.vocab_transform, self.vocab_layer_norm, self.vocab_projector.bias
+        if mt in ROBERTA_LIKE:
+            return self.lm_head.dense, self.lm_head.layer_norm, self.lm_head.bias
+        if mt == "electra":
+            g = self.generator_predictions
+            return g.dense, g.LayerNorm, self.generator_lm_head.bias
+        t = self.cls.predictions.transform
+        return t.dense, t.LayerNorm, self.cls.predictions.bias
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        c, head, mt = self.config, self.head, self.config["model_type"]
+        shape = input_ids.shape
+        if head == "multiple-choice":
+            input_ids = input_ids.view(-1, shape[-1])
+            attention_mask = attention_mask.view(-1, shape[-1]) if attention_mask is not None else None
+            token_type_ids = token_type_ids.view(-1, shape[-1]) if token_type_ids is not None else None
+        h = self.body(input_ids, attention_mask, token_type_ids)
+        if head == "qa":
+            if mt == "distilbert":
+                h = self.dropout(h)
+            logits = self.qa_outputs(h)
+            s, e = logits[..., 0].contiguous(), logits[..., 1].contiguous()
+            loss = qa_loss(s, e, labels[0], labels[1]) if labels is not None else None
+            return loss, logits
+        if head in ("seq-cls", "multiple-choice"):
+            first = h[:, 0]
+            if mt == "distilbert":
+                x = self.classifier(self.dropout(F.relu(self.pre_classifier(first))))
+            elif head == "seq-cls" and (mt == "electra" or mt in ROBERTA_LIKE):
+                act = F.gelu if mt == "electra" else torch.tanh
+                x = self.dropout(first)
+                x = self.dropout(act(self.classifier.dense(x)))
+                x = self.classifier.out_proj(x)
+            else:
+                pooled = getattr(self, self.base_name).pooler(h)
+                x = self.classifier(self.dropout(pooled))
+            if head == "multiple-choice":
+                logits = x.view(-1, shape[1])
+                loss = F.cross_entropy(logits, labels) if labels is not None else None
+                return loss, logits
+            return (sequence_loss(c, x, labels) if labels is not None else None), x
+        if head == "token-cls":
+            logits = self.classifier(self.dropout(h))
+            loss = None
+            if labels is not None:
+                loss = F.cross_entropy(logits.view(-1, c["num_labels"]), labels.view(-1))
+            return loss, logits
+        dense, ln, bias = self.mlm_parts()
+        t = ln(self.mlm_act(dense(h)).to(ln.weight.dtype))  # f32 LayerNorm under autocast, as coretrain
+        wte = getattr(self, self.base_name).embeddings.word_embeddings.weight
+        logits = F.linear(t, wte, bias)  # the tied decoder, every position (as HF)
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, c["vocab_size"]), labels.view(-1))
+        return loss, logits
+
+
+# ----------------------------------------------------------------------------------------------------------
 # safetensors, by hand: u64 LE header length, JSON header, raw little-endian C-order bytes.
 
 _DT_TO_ST = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.int64: "I64",

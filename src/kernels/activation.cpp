@@ -1,4 +1,4 @@
-// GELU (exact and tanh) and ReLU, vectorized through vec_math's exp/erf.
+// GELU (exact and tanh), ReLU and tanh, vectorized through vec_math's exp/erf.
 #include "kernels/activation.h"
 
 #include <cmath>
@@ -32,8 +32,10 @@ inline float act_of(float x) {
     return 0.5f * x * fast_erfc(-x * kInvSqrt2);
   } else if constexpr (A == Activation::gelu_tanh) {
     return 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
-  } else {
+  } else if constexpr (A == Activation::relu) {
     return x > 0.0f ? x : 0.0f;
+  } else {
+    return std::tanh(x);  // fast_tanh loses relative precision near 0, where pooled features sit
   }
 }
 
@@ -79,6 +81,9 @@ void forward_impl(float* out, bf16* out_bf16, const TIn* inp, int64_t n, Activat
     case Activation::relu:
       forward_loop<Activation::relu>(out, out_bf16, inp, n);
       break;
+    case Activation::tanh:
+      forward_loop<Activation::tanh>(out, out_bf16, inp, n);
+      break;
   }
 }
 
@@ -111,6 +116,10 @@ inline float grad_of(float x, float d, Activation act) {
     }
     case Activation::relu:
       return x > 0.0f ? d : 0.0f;
+    case Activation::tanh: {
+      const float t = std::tanh(x);
+      return d * (1.0f - t * t);
+    }
   }
   return 0.0f;
 }
@@ -139,6 +148,9 @@ void backward_impl(float* dinp, const float* dout, const TIn* inp, int64_t n, Ac
       break;
     case Activation::relu:
       backward_loop<kAccumulate, Activation::relu>(dinp, dout, inp, n);
+      break;
+    case Activation::tanh:
+      backward_loop<kAccumulate, Activation::tanh>(dinp, dout, inp, n);
       break;
   }
 }
@@ -177,6 +189,8 @@ double activation_reference(double x, Activation act) {
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     case Activation::relu:
       return x > 0.0 ? x : 0.0;
+    case Activation::tanh:
+      return std::tanh(x);
   }
   return 0.0;
 }
@@ -192,6 +206,10 @@ double activation_grad_reference(double x, Activation act) {
     }
     case Activation::relu:
       return x > 0.0 ? 1.0 : 0.0;
+    case Activation::tanh: {
+      const double t = std::tanh(x);
+      return 1.0 - t * t;
+    }
   }
   return 0.0;
 }

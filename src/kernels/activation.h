@@ -1,5 +1,6 @@
 // Feed-forward activations by HF name: "gelu" (exact, erf), "gelu_new" / "gelu_pytorch_tanh" (tanh
-// approximation), "relu". Forward can also write a bf16 copy of its output for the next bf16 matmul.
+// approximation), "relu"; and tanh, which only heads use (BERT's pooler, RoBERTa's classifier), so no
+// config name maps to it. Forward can also write a bf16 copy of its output for the next bf16 matmul.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 
 namespace ct::kernels {
 
-enum class Activation { gelu, gelu_tanh, relu };
+enum class Activation { gelu, gelu_tanh, relu, tanh };
 
 // Maps config.hidden_act ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu") to an Activation;
 // throws ct::Error naming the value otherwise.

@@ -110,6 +110,8 @@ dnnl::algorithm eltwise_algorithm(Activation a) {
       return dnnl::algorithm::eltwise_gelu_tanh;
     case Activation::relu:
       return dnnl::algorithm::eltwise_relu;
+    case Activation::tanh:
+      return dnnl::algorithm::eltwise_tanh;
   }
   return dnnl::algorithm::eltwise_relu;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -16,8 +17,9 @@ namespace ct::model {
 
 namespace {
 
-// base_model_prefix of the architectures we build (BertPreTrainedModel, DistilBertPreTrainedModel).
-const char* const kBasePrefixes[] = {"bert.", "distilbert."};
+// base_model_prefix of the architectures we build (Bert, DistilBert, Roberta (also XLM-R's and CamemBERT's
+// classes), Electra).
+const char* const kBasePrefixes[] = {"bert.", "distilbert.", "roberta.", "electra."};
 
 bool starts_with(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;
@@ -138,13 +140,15 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
   return report;
 }
 
-std::vector<std::string> check_missing(const LoadReport& report, const std::string& head_prefix) {
+namespace {
+
+std::vector<std::string> check_missing_if(const LoadReport& report,
+                                          const std::function<bool(const std::string&)>& in_head) {
   std::vector<std::string> head, other;
-  for (const auto& n : report.missing) (starts_with(n, head_prefix) ? head : other).push_back(n);
+  for (const auto& n : report.missing) (in_head(n) ? head : other).push_back(n);
   if (!other.empty()) {
-    const bool none_of_body =
-        std::none_of(report.loaded.begin(), report.loaded.end(),
-                     [&](const std::string& n) { return !starts_with(n, head_prefix); });
+    const bool none_of_body = std::none_of(report.loaded.begin(), report.loaded.end(),
+                                           [&](const std::string& n) { return !in_head(n); });
     fail(report.source, ": missing ", other.size(), " of ", report.loaded.size() + report.missing.size(),
          " model parameters (", join_some(other, 3), ")",
          none_of_body ? "; no encoder tensor matched: is it a checkpoint of another model_type?" : "");
@@ -160,6 +164,18 @@ std::vector<std::string> check_missing(const LoadReport& report, const std::stri
               " and are newly initialized: ", join_some(head, 8),
               "; you should probably TRAIN this model on a down-stream task");
   return head;
+}
+
+}  // namespace
+
+std::vector<std::string> check_missing(const LoadReport& report, const std::string& head_prefix) {
+  return check_missing_if(report, [&](const std::string& n) { return starts_with(n, head_prefix); });
+}
+
+std::vector<std::string> check_missing(const LoadReport& report, const std::vector<std::string>& head_names) {
+  return check_missing_if(report, [&](const std::string& n) {
+    return std::find(head_names.begin(), head_names.end(), n) != head_names.end();
+  });
 }
 
 std::string find_weights_file(const std::string& model_dir) {

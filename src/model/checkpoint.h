@@ -31,6 +31,9 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
 // first few missing names. Also logs the skipped (unexpected) tensors and the gamma/beta renames once.
 std::vector<std::string> check_missing(const LoadReport& report,
                                        const std::string& head_prefix = "qa_outputs.");
+// The same with the head's tensors named (ParamLayout::head_param_names(): a pooler, a classifier, an MLM
+// transform, ...), for any head.
+std::vector<std::string> check_missing(const LoadReport& report, const std::vector<std::string>& head_names);
 
 // The weights file of a model folder: <dir>/model.safetensors, else <dir>/model.safetensors.index.json (a
 // sharded checkpoint; load_hf_weights reads its shards), or `path` itself when it is a file. A folder with

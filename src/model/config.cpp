@@ -1,5 +1,7 @@
-// config.json reader/writer: translates BERT's and DistilBERT's HF field names to and from ModelConfig,
-// validating types and ranges so a bad config fails here, with its field named, and not deep in the model.
+// config.json reader/writer: translates each family's HF field names to and from ModelConfig, validating
+// types and ranges so a bad config fails here, with its field named, and not deep in the model. BERT,
+// RoBERTa (XLM-R, CamemBERT) and ELECTRA share BERT's field names; their differences are defaults and a
+// few fields of their own.
 #include "model/config.h"
 
 #include <cmath>
@@ -46,6 +48,20 @@ class Reader {
     if (!v->is_boolean()) bad_type(key, "true or false", *v);
     return v->get<bool>();
   }
+  // A number that may be null (classifier_dropout): `null_value` then.
+  double optional_number(const std::string& key, double fallback, double null_value) {
+    const json* v = take(key, false);
+    if (!v) return fallback;
+    if (v->is_null()) return null_value;
+    if (!v->is_number()) bad_type(key, "a number or null", *v);
+    return v->get<double>();
+  }
+  // A field looked at without being consumed (it still round-trips through `extra`).
+  const json* peek(const std::string& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+
   // pad_token_id may be null in HF configs (no padding index): -1 here.
   int64_t optional_token(const std::string& key, int64_t fallback) {
     const json* v = take(key, false);
@@ -113,9 +129,32 @@ void check_common(const ModelConfig& c, Reader& r, const char* hidden, const cha
     fail(r.source(), ": field \"pad_token_id\" must be a token id or null, saw ", c.pad_token_id);
 }
 
-ModelConfig read_bert(Reader& r) {
+// PretrainedConfig's head fields, common to every family.
+void read_head_fields(ModelConfig& c, Reader& r) {
+  if (const json* labels = r.peek("id2label")) {
+    if (!labels->is_object() || labels->empty())
+      fail(r.source(), ": field \"id2label\" must be a non-empty object of label names by id");
+    c.num_labels = static_cast<int64_t>(labels->size());
+  }
+  if (r.peek("num_labels")) {
+    c.num_labels = r.integer("num_labels", false, c.num_labels);
+    r.positive("num_labels", c.num_labels);
+  }
+  const json* pt = r.peek("problem_type");
+  if (pt && !pt->is_null()) {
+    c.problem_type = r.string("problem_type", false, "");
+    if (c.problem_type != "regression" && c.problem_type != "single_label_classification" &&
+        c.problem_type != "multi_label_classification")
+      fail(r.source(), ": field \"problem_type\" is \"", c.problem_type,
+           "\", expected regression, single_label_classification or multi_label_classification");
+  }  // null stays in `extra` and is written back as null
+}
+
+// BERT's field names: bert, roberta / xlm-roberta / camembert, electra.
+ModelConfig read_bert_like(Reader& r, const std::string& type) {
   ModelConfig c;
-  c.model_type = "bert";
+  c.model_type = type;
+  const bool roberta = c.is_roberta_like(), electra = c.is_electra();
   c.vocab_size = r.integer("vocab_size", true, 0);
   c.hidden_size = r.integer("hidden_size", true, 0);
   c.num_hidden_layers = r.integer("num_hidden_layers", true, 0);
@@ -130,21 +169,38 @@ ModelConfig read_bert(Reader& r) {
   r.positive("intermediate_size", c.intermediate_size);
   r.positive("max_position_embeddings", c.max_position_embeddings);
   r.positive("type_vocab_size", c.type_vocab_size);
+  if (electra) {
+    c.embedding_size = r.integer("embedding_size", false, 128);  // ElectraConfig's default
+    r.positive("embedding_size", c.embedding_size);
+  }
   c.hidden_act = r.string("hidden_act", false, "gelu");
   c.hidden_dropout_prob = r.number("hidden_dropout_prob", 0.1);
   c.attention_probs_dropout_prob = r.number("attention_probs_dropout_prob", 0.1);
   r.probability("hidden_dropout_prob", c.hidden_dropout_prob);
   r.probability("attention_probs_dropout_prob", c.attention_probs_dropout_prob);
-  c.qa_dropout = 0.0;  // BertForQuestionAnswering has no dropout before qa_outputs
+  c.qa_dropout = 0.0;  // BertForQuestionAnswering (and RoBERTa's, ELECTRA's) has no dropout before qa_outputs
+  c.classifier_dropout = r.optional_number("classifier_dropout", -1.0, -1.0);
+  if (c.classifier_dropout != -1.0) r.probability("classifier_dropout", c.classifier_dropout);
   c.initializer_range = r.number("initializer_range", 0.02);
   c.layer_norm_eps = r.number("layer_norm_eps", 1e-12);
   if (!(c.layer_norm_eps > 0.0 && std::isfinite(c.layer_norm_eps)))
     fail(r.source(), ": field \"layer_norm_eps\" must be a positive number, saw ", c.layer_norm_eps);
-  c.pad_token_id = r.optional_token("pad_token_id", 0);
-  // Changes the architecture: only absolute positions exist here (the writer emits "absolute").
+  c.pad_token_id = r.optional_token("pad_token_id", roberta ? 1 : 0);  // RobertaConfig's default is 1
+  if (roberta) {
+    c.positions = PositionScheme::after_padding_idx;
+    if (c.pad_token_id < 0)
+      fail(r.source(), ": field \"pad_token_id\" is null, but ", type,
+           " numbers positions from the padding index");
+  }
+  // Change the architecture: only absolute positions, and encoders, exist here (the writer emits
+  // "absolute").
   const std::string pos = r.string("position_embedding_type", false, "absolute");
   if (pos != "absolute")
     fail(r.source(), ": field \"position_embedding_type\" is \"", pos, "\", only \"absolute\" is supported");
+  for (const char* k : {"is_decoder", "add_cross_attention"})
+    if (const json* v = r.peek(k); v && v->is_boolean() && v->get<bool>())
+      fail(r.source(), ": field \"", k, "\" is true, only encoders are supported");
+  read_head_fields(c, r);
   check_common(c, r, "hidden_size", "num_attention_heads", "hidden_act");
   return c;
 }
@@ -175,6 +231,9 @@ ModelConfig read_distilbert(Reader& r) {
   c.initializer_range = r.number("initializer_range", 0.02);
   c.layer_norm_eps = 1e-12;  // fixed in DistilBERT's modeling code, not a config field
   c.pad_token_id = r.optional_token("pad_token_id", 0);
+  c.seq_classif_dropout = r.number("seq_classif_dropout", 0.2);
+  r.probability("seq_classif_dropout", c.seq_classif_dropout);
+  read_head_fields(c, r);
   c.sinusoidal_pos_embds = r.boolean("sinusoidal_pos_embds", false);
   if (c.sinusoidal_pos_embds)
     fail(r.source(),
@@ -190,12 +249,14 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& source)
   Reader r(j, source);
   const std::string type = r.string("model_type", true, "");
   ModelConfig c;
-  if (type == "bert") {
-    c = read_bert(r);
+  if (type == "bert" || type == "roberta" || type == "xlm-roberta" || type == "camembert" ||
+      type == "electra") {
+    c = read_bert_like(r, type);
   } else if (type == "distilbert") {
     c = read_distilbert(r);
   } else {
-    fail(source, ": field \"model_type\" is \"", type, "\", expected \"bert\" or \"distilbert\"");
+    fail(source, ": field \"model_type\" is \"", type,
+         "\", expected bert, distilbert, roberta, xlm-roberta, camembert or electra");
   }
   c.extra = r.rest();
   return c;
@@ -212,7 +273,62 @@ ModelConfig load_config(const std::string& path) {
   return config_from_json(j, path);
 }
 
-std::string config_to_json(const ModelConfig& c) {
+std::string ModelConfig::base_prefix() const {
+  if (is_distilbert()) return "distilbert.";
+  if (is_roberta_like()) return "roberta.";  // XLMRoberta and Camembert classes keep RoBERTa's prefix
+  if (is_electra()) return "electra.";
+  return "bert.";
+}
+
+std::string ModelConfig::class_prefix() const {
+  if (model_type == "distilbert") return "DistilBert";
+  if (model_type == "roberta") return "Roberta";
+  if (model_type == "xlm-roberta") return "XLMRoberta";
+  if (model_type == "camembert") return "Camembert";
+  if (model_type == "electra") return "Electra";
+  return "Bert";
+}
+
+HeadKind head_from_name(const std::string& name) {
+  for (HeadKind h : {HeadKind::span, HeadKind::sequence_classification, HeadKind::token_classification,
+                     HeadKind::masked_lm, HeadKind::multiple_choice})
+    if (name == head_name(h)) return h;
+  fail("head \"", name, "\" is not one of qa, seq-cls, token-cls, mlm, multiple-choice");
+}
+
+const char* head_name(HeadKind head) {
+  switch (head) {
+    case HeadKind::span:
+      return "qa";
+    case HeadKind::sequence_classification:
+      return "seq-cls";
+    case HeadKind::token_classification:
+      return "token-cls";
+    case HeadKind::masked_lm:
+      return "mlm";
+    case HeadKind::multiple_choice:
+      return "multiple-choice";
+  }
+  return "qa";
+}
+
+const char* head_class_suffix(HeadKind head) {
+  switch (head) {
+    case HeadKind::span:
+      return "ForQuestionAnswering";
+    case HeadKind::sequence_classification:
+      return "ForSequenceClassification";
+    case HeadKind::token_classification:
+      return "ForTokenClassification";
+    case HeadKind::masked_lm:
+      return "ForMaskedLM";
+    case HeadKind::multiple_choice:
+      return "ForMultipleChoice";
+  }
+  return "ForQuestionAnswering";
+}
+
+std::string config_to_json(const ModelConfig& c, HeadKind head) {
   json j = c.extra.is_object() ? c.extra : json::object();
   for (const auto& k : kWriterOwned) j.erase(k);
   auto pad = [&]() { return c.pad_token_id < 0 ? json(nullptr) : json(c.pad_token_id); };
@@ -222,8 +338,23 @@ std::string config_to_json(const ModelConfig& c) {
   j["max_position_embeddings"] = c.max_position_embeddings;
   j["initializer_range"] = c.initializer_range;
   j["pad_token_id"] = pad();
+  j["architectures"] = json::array({c.class_prefix() + head_class_suffix(head)});
+  if (!c.problem_type.empty()) j["problem_type"] = c.problem_type;
+  // id2label/label2id round-trip from the file unless num_labels changed them (PretrainedConfig then makes
+  // LABEL_i names).
+  const bool stale = !j.contains("id2label") || !j["id2label"].is_object() ||
+                     static_cast<int64_t>(j["id2label"].size()) != c.num_labels;
+  if (stale && (head == HeadKind::sequence_classification || head == HeadKind::token_classification ||
+                j.contains("id2label"))) {
+    json id2label = json::object(), label2id = json::object();
+    for (int64_t i = 0; i < c.num_labels; ++i) {
+      id2label[std::to_string(i)] = "LABEL_" + std::to_string(i);
+      label2id["LABEL_" + std::to_string(i)] = i;
+    }
+    j["id2label"] = id2label;
+    j["label2id"] = label2id;
+  }
   if (c.is_distilbert()) {
-    j["architectures"] = json::array({"DistilBertForQuestionAnswering"});
     j["dim"] = c.hidden_size;
     j["n_layers"] = c.num_hidden_layers;
     j["n_heads"] = c.num_attention_heads;
@@ -233,12 +364,12 @@ std::string config_to_json(const ModelConfig& c) {
     j["attention_dropout"] = c.attention_probs_dropout_prob;
     j["qa_dropout"] = c.qa_dropout;
     j["sinusoidal_pos_embds"] = c.sinusoidal_pos_embds;
+    j["seq_classif_dropout"] = c.seq_classif_dropout;
     // DistilBertConfig attributes HF always writes.
-    if (!j.contains("seq_classif_dropout")) j["seq_classif_dropout"] = 0.2;
     if (!j.contains("tie_weights_")) j["tie_weights_"] = true;
   } else {
-    j["architectures"] = json::array({"BertForQuestionAnswering"});
     j["hidden_size"] = c.hidden_size;
+    if (c.is_electra()) j["embedding_size"] = c.embedding_size;
     j["num_hidden_layers"] = c.num_hidden_layers;
     j["num_attention_heads"] = c.num_attention_heads;
     j["intermediate_size"] = c.intermediate_size;
@@ -250,7 +381,7 @@ std::string config_to_json(const ModelConfig& c) {
     // BertConfig attributes HF always writes.
     if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
     if (!j.contains("use_cache")) j["use_cache"] = true;
-    if (!j.contains("classifier_dropout")) j["classifier_dropout"] = nullptr;
+    j["classifier_dropout"] = c.classifier_dropout >= 0.0 ? json(c.classifier_dropout) : json(nullptr);
   }
   return j.dump(2) + "\n";
 }

@@ -1,6 +1,8 @@
-// ModelConfig: the HF config.json of a BERT-family model, by HF field names. BERT and DistilBERT name the
-// same things differently (hidden_size/dim, num_hidden_layers/n_layers, ...); this struct holds one common
-// view, and the reader/writer translate per model_type so a saved config.json is what HF would write.
+// ModelConfig: the HF config.json of a BERT-family encoder, by HF field names, as one description of the
+// encoder: BERT, DistilBERT, RoBERTa / XLM-RoBERTa / CamemBERT and ELECTRA differ only in data held here
+// (position scheme, embedding width and projection, layer-norm eps, token types, names). DistilBERT names
+// the same things differently (hidden_size/dim, num_hidden_layers/n_layers, ...); the reader/writer
+// translate per model_type so a saved config.json is what HF would write.
 #pragma once
 
 #include <cstdint>
@@ -10,15 +12,25 @@
 
 namespace ct::model {
 
+// How position ids are made: BERT's 0..T-1, or RoBERTa's padding_idx + 1 + the count of non-pad tokens so
+// far (pad tokens sit at padding_idx), so the first real token is at 2 with padding_idx 1.
+enum class PositionScheme { absolute, after_padding_idx };
+
+// The task heads over the encoder (config.json "architectures": <Family>For<Head>).
+enum class HeadKind { span, sequence_classification, token_classification, masked_lm, multiple_choice };
+
 struct ModelConfig {
-  std::string model_type = "bert";  // "bert" or "distilbert"
+  // "bert", "distilbert", "roberta", "xlm-roberta", "camembert" or "electra"
+  std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;         // distilbert: dim
   int64_t num_hidden_layers = 12;    // distilbert: n_layers
   int64_t num_attention_heads = 12;  // distilbert: n_heads
   int64_t intermediate_size = 3072;  // distilbert: hidden_dim
   int64_t max_position_embeddings = 512;
-  int64_t type_vocab_size = 2;                // 0 for distilbert (no token type embeddings)
+  int64_t type_vocab_size = 2;  // 0 for distilbert (no token type embeddings)
+  int64_t embedding_size = 0;   // electra: embedding width, projected to hidden_size when it differs
+  PositionScheme positions = PositionScheme::absolute;
   double hidden_dropout_prob = 0.1;           // distilbert: dropout
   double attention_probs_dropout_prob = 0.1;  // distilbert: attention_dropout
   double qa_dropout = 0.1;                    // distilbert only; BERT's QA head has no dropout
@@ -27,18 +39,46 @@ struct ModelConfig {
   std::string hidden_act = "gelu";  // distilbert: activation
   int64_t pad_token_id = 0;
   bool sinusoidal_pos_embds = false;  // distilbert; rejected when true (not supported)
+  // Task heads (PretrainedConfig): num_labels is len(id2label) when the file has one; problem_type ""
+  // means null (the loss is picked from num_labels and the labels' type, as transformers does).
+  int64_t num_labels = 2;
+  std::string problem_type;          // "", "regression", "single_label_classification", ...
+  double classifier_dropout = -1.0;  // null: hidden_dropout_prob (BERT, RoBERTa, ELECTRA)
+  double seq_classif_dropout = 0.2;  // distilbert's sequence-classification / multiple-choice dropout
   // Fields we do not interpret, kept so a saved config.json round-trips them.
   nlohmann::json extra = nlohmann::json::object();
 
   bool is_distilbert() const { return model_type == "distilbert"; }
+  bool is_roberta_like() const {
+    return model_type == "roberta" || model_type == "xlm-roberta" || model_type == "camembert";
+  }
+  bool is_electra() const { return model_type == "electra"; }
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  // Width of the embedding tables (ELECTRA's embedding_size, else hidden_size).
+  int64_t embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }
+  bool projects_embeddings() const { return embedding_width() != hidden_size; }
+  // base_model_prefix of the family's HF classes, with the dot: "bert.", "distilbert.", "roberta.", ...
+  std::string base_prefix() const;
+  // The family's HF class name prefix: "Bert", "DistilBert", "Roberta", "XLMRoberta", "Camembert", "Electra".
+  std::string class_prefix() const;
+  // The dropout before a classifier: classifier_dropout when set, else hidden_dropout_prob.
+  double classifier_dropout_or_hidden() const {
+    return classifier_dropout >= 0.0 ? classifier_dropout : hidden_dropout_prob;
+  }
 };
 
 // Reads and validates config.json; throws ct::Error naming the path and the field on anything unusable
 // (unknown model_type, missing or mistyped required fields, hidden_size not divisible by heads, ...).
 ModelConfig load_config(const std::string& path);
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& source);
-// HF-style config.json text for this config (field names per model_type, architectures set for QA).
-std::string config_to_json(const ModelConfig& config);
+// HF-style config.json text for this config (field names per model_type, "architectures" naming the head).
+std::string config_to_json(const ModelConfig& config, HeadKind head = HeadKind::span);
+
+// "qa" | "seq-cls" | "token-cls" | "mlm" | "multiple-choice" (the bench's and tasks' names) to a HeadKind;
+// throws naming the value otherwise. head_name is the inverse.
+HeadKind head_from_name(const std::string& name);
+const char* head_name(HeadKind head);
+// "ForQuestionAnswering", "ForSequenceClassification", ... (HF's class suffix).
+const char* head_class_suffix(HeadKind head);
 
 }  // namespace ct::model

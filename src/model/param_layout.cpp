@@ -14,9 +14,17 @@ int64_t ParamLayout::index_at(int64_t offset) const {
   return it - params.begin();
 }
 
+std::vector<std::string> ParamLayout::head_param_names() const {
+  std::vector<std::string> names;
+  for (const auto& p : params)
+    if (p.offset >= head.begin && p.offset < head.end) names.push_back(p.name);
+  return names;
+}
+
 void validate_model_config(const ModelConfig& c) {
-  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert", "model config: model_type '", c.model_type,
-           "' is not supported (expected bert or distilbert)");
+  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra(),
+           "model config: model_type '", c.model_type,
+           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert or electra)");
   auto positive = [](int64_t v, const char* name) {
     CT_CHECK(v > 0, "model config: ", name, " must be > 0, got ", v);
   };
@@ -26,27 +34,36 @@ void validate_model_config(const ModelConfig& c) {
   positive(c.num_attention_heads, "num_attention_heads");
   positive(c.intermediate_size, "intermediate_size");
   positive(c.max_position_embeddings, "max_position_embeddings");
+  positive(c.num_labels, "num_labels");
   CT_CHECK(c.hidden_size % c.num_attention_heads == 0, "model config: hidden_size ", c.hidden_size,
            " is not divisible by num_attention_heads ", c.num_attention_heads);
   if (!c.is_distilbert()) positive(c.type_vocab_size, "type_vocab_size");
+  CT_CHECK(c.embedding_size >= 0, "model config: embedding_size must be > 0, got ", c.embedding_size);
+  CT_CHECK(c.embedding_size == 0 || c.is_electra(), "model config: embedding_size is ELECTRA's field, not ",
+           c.model_type, "'s");
   CT_CHECK(!c.sinusoidal_pos_embds, "model config: sinusoidal_pos_embds=true is not supported");
   CT_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, "model config: pad_token_id ",
            c.pad_token_id, " outside [0, vocab_size ", c.vocab_size, ")");
+  CT_CHECK(c.positions == PositionScheme::absolute || c.pad_token_id < c.max_position_embeddings,
+           "model config: pad_token_id ", c.pad_token_id, " is the padding position, outside ",
+           "max_position_embeddings ", c.max_position_embeddings);
   auto prob = [](double p, const char* name) {
     CT_CHECK(p >= 0.0 && p < 1.0, "model config: ", name, " must be in [0, 1), got ", p);
   };
   prob(c.hidden_dropout_prob, "hidden_dropout_prob");
   prob(c.attention_probs_dropout_prob, "attention_probs_dropout_prob");
   prob(c.qa_dropout, "qa_dropout");
+  prob(c.seq_classif_dropout, "seq_classif_dropout");
+  if (c.classifier_dropout >= 0.0) prob(c.classifier_dropout, "classifier_dropout");
   CT_CHECK(c.layer_norm_eps > 0.0, "model config: layer_norm_eps must be > 0, got ", c.layer_norm_eps);
   kernels::activation_from_name(c.hidden_act);  // throws naming the value
 }
 
-ParamLayout make_param_layout(const ModelConfig& c) {
+ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
   validate_model_config(c);
   const bool distil = c.is_distilbert();
-  const int64_t H = c.hidden_size, I = c.intermediate_size;
-  const std::string base = distil ? "distilbert." : "bert.";
+  const int64_t H = c.hidden_size, I = c.intermediate_size, E = c.embedding_width();
+  const std::string base = c.base_prefix();
   ParamLayout lay;
   int64_t off = 0;
   auto add = [&](const std::string& name, Shape shape, bool decay) {
@@ -61,12 +78,16 @@ ParamLayout make_param_layout(const ModelConfig& c) {
   };
 
   lay.emb_begin = off;
-  lay.word_emb = add(base + "embeddings.word_embeddings.weight", {c.vocab_size, H}, true);
-  lay.pos_emb = add(base + "embeddings.position_embeddings.weight", {c.max_position_embeddings, H}, true);
+  lay.word_emb = add(base + "embeddings.word_embeddings.weight", {c.vocab_size, E}, true);
+  lay.pos_emb = add(base + "embeddings.position_embeddings.weight", {c.max_position_embeddings, E}, true);
   if (!distil)
-    lay.type_emb = add(base + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, H}, true);
-  lay.emb_ln_w = add(base + "embeddings.LayerNorm.weight", {H}, false);
-  lay.emb_ln_b = add(base + "embeddings.LayerNorm.bias", {H}, false);
+    lay.type_emb = add(base + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, E}, true);
+  lay.emb_ln_w = add(base + "embeddings.LayerNorm.weight", {E}, false);
+  lay.emb_ln_b = add(base + "embeddings.LayerNorm.bias", {E}, false);
+  if (c.projects_embeddings()) {
+    lay.emb_proj_w = add(base + "embeddings_project.weight", {H, E}, true);
+    lay.emb_proj_b = add(base + "embeddings_project.bias", {H}, false);
+  }
   lay.emb_end = off;
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -101,10 +122,80 @@ ParamLayout make_param_layout(const ModelConfig& c) {
     lay.layers.push_back(lo);
   }
 
-  lay.qa_begin = off;
-  lay.qa_w = add("qa_outputs.weight", {2, H}, true);
-  lay.qa_b = add("qa_outputs.bias", {2}, false);
-  lay.qa_end = off;
+  // The head, under the family's HF names.
+  lay.head_kind = head;
+  HeadOffsets& h = lay.head;
+  h.begin = off;
+  auto dense = [&](const std::string& name, int64_t out) {
+    h.dense_out = out;
+    h.dense_w = add(name + ".weight", {out, H}, true);
+    h.dense_b = add(name + ".bias", {out}, false);
+  };
+  auto out = [&](const std::string& name, int64_t n) {
+    h.out_features = n;
+    h.out_w = add(name + ".weight", {n, H}, true);
+    h.out_b = add(name + ".bias", {n}, false);
+  };
+  // The pooler HF puts in the base model (BERT, RoBERTa), or what stands in for it.
+  auto pooled = [&](int64_t n) {
+    if (distil) {
+      dense("pre_classifier", H);
+      out("classifier", n);
+    } else if (c.is_electra()) {
+      if (head == HeadKind::multiple_choice)
+        fail("model: ElectraForMultipleChoice (its SequenceSummary head) is not supported");
+      dense("classifier.dense", H);
+      out("classifier.out_proj", n);
+    } else if (c.is_roberta_like() && head == HeadKind::sequence_classification) {
+      dense("classifier.dense", H);
+      out("classifier.out_proj", n);
+    } else {
+      dense(base + "pooler.dense", H);
+      out("classifier", n);
+    }
+  };
+  switch (head) {
+    case HeadKind::span:
+      out("qa_outputs", 2);
+      lay.qa_w = h.out_w;
+      lay.qa_b = h.out_b;
+      break;
+    case HeadKind::sequence_classification:
+      pooled(c.num_labels);
+      break;
+    case HeadKind::multiple_choice:
+      pooled(1);
+      break;
+    case HeadKind::token_classification:
+      out("classifier", c.num_labels);
+      break;
+    case HeadKind::masked_lm: {
+      // The decoder weight is the word-embedding table itself (tied), so it has no slab entry.
+      std::string transform, norm, bias;
+      int64_t width = H;
+      if (distil) {
+        transform = "vocab_transform", norm = "vocab_layer_norm", bias = "vocab_projector.bias";
+      } else if (c.is_roberta_like()) {
+        transform = "lm_head.dense", norm = "lm_head.layer_norm", bias = "lm_head.bias";
+      } else if (c.is_electra()) {
+        transform = "generator_predictions.dense", norm = "generator_predictions.LayerNorm";
+        bias = "generator_lm_head.bias";
+        width = E;
+      } else {
+        transform = "cls.predictions.transform.dense", norm = "cls.predictions.transform.LayerNorm";
+        bias = "cls.predictions.bias";
+      }
+      dense(transform, width);
+      h.norm_w = add(norm + ".weight", {width}, false);
+      h.norm_b = add(norm + ".bias", {width}, false);
+      h.out_features = c.vocab_size;
+      h.out_b = add(bias, {c.vocab_size}, false);
+      break;
+    }
+  }
+  h.end = off;
+  lay.qa_begin = h.begin;
+  lay.qa_end = h.end;
   lay.total = off;
   return lay;
 }

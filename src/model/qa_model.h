@@ -1,137 +1,19 @@
-// BertForQuestionAnswering / DistilBertForQuestionAnswering as HF computes them (post-LN encoder, exact GELU,
-// additive attention mask, span head, mean of start/end cross-entropy), forward and backward over one f32
-// parameter slab and one f32 gradient slab of the same layout (ParamLayout). Tensors are views into the
-// slabs.
-//
-// bf16 mode is torch.autocast("cpu", bfloat16) in spirit: every matmul takes bf16 operands and accumulates in
-// f32 (bf16 weight copies are written once per weight update, by the optimizer or by the next forward), the
-// FFN's pre-activation is kept in bf16 as autocast keeps a Linear's output, and master weights, gradients,
-// layer norm, softmax and the loss stay f32. The model runs the precision it is given (bf16 without
-// AVX512-BF16/AMX: the same arithmetic, widened to f32 by kernels::gemm); resolve_precision() is what --bf16
-// runs.
-//
-// Dropout is a pure function of (seed, step, site), so any step can be replayed exactly; backward recomputes
-// the masks instead of storing them.
+// QaModel: the encoder body with the span head (BertForQuestionAnswering and its counterparts in every
+// family), with the QA-shaped forward run_qa's trainer calls: start and end logits apart.
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <vector>
-
-#include "core/bf16.h"
-#include "core/tensor.h"
-#include "model/config.h"
-#include "model/param_info.h"
-#include "model/param_layout.h"
+#include "model/encoder_model.h"
 
 namespace ct::model {
 
-enum class Precision { f32, bf16 };
-
-// What --bf16 runs here: bf16 where the CPU has AVX512-BF16 or AMX. Elsewhere f32, with one warning, since
-// bf16 arithmetic there runs on f32 units and only costs time; CORETRAIN_BF16_EMULATE=1 runs it anyway (to
-// get a bf16 run's numbers on any machine). f32 when bf16 is not requested.
-Precision resolve_precision(bool bf16_requested);
-
-// One batch of features, row-major [B, T]. Pointers are borrowed for the duration of forward/backward.
-//
-// Packed (seq_lens set): the B features are laid end to end with no padding, N = sum(seq_lens) tokens;
-// input_ids/token_type_ids are [N], attention_mask must be null, logits come out [N] in the same order, each
-// feature attends over its own tokens, and its start/end cross-entropy spans its own positions (a label at or
-// past its length is ignored). T is the padded length the batch replaces (every length <= T): dropout then
-// draws exactly the masks the padded batch [B, T] would, so real tokens get the padded computation's values
-// whenever pads cannot change them (HF's dynamic padding: everything but the loss, whose softmax also spans
-// pad positions there).
-struct Batch {
-  int64_t B = 0, T = 0;
-  const int32_t* seq_lens = nullptr;  // [B] optional: packed layout (see above)
-  const int32_t* input_ids = nullptr;
-  const int32_t* token_type_ids = nullptr;   // optional (BERT: zeros when null; DistilBERT: ignored)
-  const int32_t* attention_mask = nullptr;   // optional 0/1 (null: attend everywhere)
-  const int32_t* start_positions = nullptr;  // [B], optional; outside [0, T) means "ignored" as in HF
-  const int32_t* end_positions = nullptr;    // [B], optional (both or neither)
-};
-
-struct StepOptions {
-  bool train = false;  // dropout on (and activations kept for backward either way)
-  uint64_t seed = 42;  // dropout key: (seed, step, site)
-  uint64_t step = 0;
-  // Optional [B] per-row dropout keys (replacing `step`): row b's masks are a function of (seed, row_keys[b],
-  // site) only, so a feature drops the same units whichever rank and batch row train it (data parallelism
-  // with any world size replays one trajectory).
-  std::vector<uint64_t> row_keys;
-  // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory
-  // holds one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
-  bool keep_activations = true;
-};
-
-// Called once per parameter as its gradient becomes final during backward, in descending slab offset order:
-// (offset, count) of the parameter in the gradient slab.
-using GradReadyFn = std::function<void(int64_t offset, int64_t count)>;
-
-class QaModel {
+class QaModel : public EncoderModel {
  public:
-  // grad_slab: caller-owned gradient storage of params().size() floats (e.g. shared memory for DDP) or null
-  // to own one. Parameters start zeroed: call init_weights() or load weights into params_data().
-  QaModel(const ModelConfig& config, Precision precision, float* grad_slab = nullptr);
-  ~QaModel();
-  QaModel(const QaModel&) = delete;
-  QaModel& operator=(const QaModel&) = delete;
-
-  const ModelConfig& config() const { return config_; }
-  const ParamLayout& layout() const { return layout_; }
-  const std::vector<ParamInfo>& params() const { return layout_.params; }
-  int64_t num_params() const { return layout_.total; }
-  Precision precision() const { return precision_; }
-  // Changes the precision of the next forward (HF's --bf16_full_eval evaluates an f32-trained model in
-  // bf16). Drops the last forward's activations.
-  void set_precision(Precision precision);
-
-  // Writable access marks the weights changed (bf16 copies refresh on the next forward).
-  float* params_data();
-  const float* params_data() const { return params_; }
-  float* grads_data() { return grads_; }
-  const float* grads_data() const { return grads_; }
-  // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
-  // low_precision_written: the writer also wrote bf16 copies of every parameter into
-  // low_precision_weights() (the optimizer does, in its own pass), so the next forward need not convert.
-  void mark_weights_changed(bool low_precision_written = false) { weights_dirty_ = !low_precision_written; }
-  // bf16 copies of the parameters, laid out like the slab, that bf16 matmuls read; null in f32.
-  bf16* low_precision_weights() { return precision_ == Precision::bf16 ? weights_bf16_ : nullptr; }
-
-  // HF _init_weights from ct::Generator(seed): N(0, initializer_range) for Linear and Embedding weights
-  // (padding row zeroed), zero biases, LayerNorm weight 1 / bias 0. Same values for any thread count.
-  void init_weights(uint64_t seed);
-  // Re-initializes just the parameters whose names start with `prefix` (e.g. a fresh "qa_outputs." head).
-  void init_weights(uint64_t seed, const std::string& prefix);
+  QaModel(const ModelConfig& config, Precision precision, float* grad_slab = nullptr)
+      : EncoderModel(config, HeadKind::span, precision, grad_slab) {}
 
   // Runs the model; writes start/end logits [B, T] ([N] packed; either may be null) and returns HF's QA loss,
   // or NaN when the batch has no positions. Activations are kept for backward().
   float forward(const Batch& batch, const StepOptions& options, float* start_logits, float* end_logits);
-
-  // Backward of the last forward's loss times loss_scale. accumulate=false overwrites the gradient slab,
-  // true adds to it (gradient accumulation). on_ready fires per parameter as its gradient is final.
-  void backward(const GradReadyFn& on_ready = {}, float loss_scale = 1.0f, bool accumulate = false);
-
-  // Bytes held for activations and scratch at the current batch shape (for logs and the bench).
-  int64_t activation_bytes() const;
-
- private:
-  struct Buffers;
-  void ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems, bool all_layers);
-  void refresh_low_precision_weights();
-  const void* weight(int64_t offset) const;  // matmul operand of the run precision
-
-  ModelConfig config_;
-  ParamLayout layout_;
-  Precision precision_;
-  std::shared_ptr<void> params_owner_, grads_owner_, weights_bf16_owner_;
-  float* params_ = nullptr;
-  float* grads_ = nullptr;
-  bf16* weights_bf16_ = nullptr;
-  bool weights_dirty_ = true;
-  std::unique_ptr<Buffers> buf_;
 };
 
 }  // namespace ct::model

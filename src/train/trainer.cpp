@@ -192,8 +192,11 @@ Trainer::Trainer(const QaArguments& args, model::QaModel& model, const text::Tok
     DdpOptions o;
     o.bucket_cap_mb = args_.training.ddp_bucket_cap_mb;
     // The word embeddings' gradient lives in the rows of the step's tokens: reduce only those. True while the
-    // embedding lookup is its only writer; a head tied to these weights (an MLM decoder) makes it dense.
-    o.sparse_rows = {model_.layout().word_emb, model_.config().vocab_size, model_.config().hidden_size};
+    // embedding lookup is its only writer (the model says); a head tied to these weights (an MLM decoder)
+    // makes it dense, and then the whole table is reduced.
+    if (model_.word_embedding_grad_is_lookup_only())
+      o.sparse_rows = {model_.layout().word_emb, model_.config().vocab_size,
+                       model_.config().embedding_width()};
     reducer_ = std::make_unique<DdpReducer>(*dist_.comm, model_.grads_data(), model_.params(), o);
   }
 }

@@ -120,7 +120,8 @@ TEST_P(ActivationTest, OverwriteModeAndBf16CopyOfTheGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ActivationTest,
-                         ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu));
+                         ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu,
+                                           Activation::tanh));
 
 TEST(Activation, NamesFollowHuggingFace) {
   EXPECT_EQ(activation_from_name("gelu"), Activation::gelu);

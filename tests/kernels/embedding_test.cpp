@@ -26,6 +26,26 @@ TEST(Embedding, ForwardSumsThreeTables) {
     }
 }
 
+// RoBERTa's position ids (pad rows at padding_idx, real tokens counted from padding_idx + 1) reach past T.
+TEST(Embedding, GivenPositionIdsGatherAndScatterThoseRows) {
+  auto wte = test::randn(V * C, 1), wpe = test::randn(P * C, 2), dout = test::randn(B * T * C, 5);
+  std::vector<int32_t> ids{1, 6, 6, 0, 3, 2, 2, 5, 1, 1}, pos{2, 3, 4, 5, 6, 2, 3, 4, 1, 1};
+  std::vector<float> out(B * T * C), dp(P * C, 0.0f), want_p(P * C, 0.0f);
+  embedding_forward(out.data(), ids.data(), nullptr, wte.data(), wpe.data(), nullptr, B, T, C, V, P, 0,
+                    pos.data());
+  for (int64_t i = 0; i < B * T; ++i)
+    for (int64_t c = 0; c < C; ++c) {
+      EXPECT_FLOAT_EQ(out[i * C + c], wte[ids[i] * C + c] + wpe[pos[i] * C + c]);
+      want_p[pos[i] * C + c] += dout[i * C + c];
+    }
+  embedding_backward(nullptr, dp.data(), nullptr, dout.data(), ids.data(), nullptr, B, T, C, pos.data());
+  EXPECT_EQ(dp, want_p);
+  pos[7] = static_cast<int32_t>(P);
+  EXPECT_THROW(embedding_forward(out.data(), ids.data(), nullptr, wte.data(), wpe.data(), nullptr, B, T, C, V,
+                                 P, 0, pos.data()),
+               Error);
+}
+
 TEST(Embedding, BackwardScatterAddsDeterministically) {
   auto dout = test::randn(B * T * C, 4);
   std::vector<int32_t> ids{1, 6, 6, 0, 3, 6, 2, 5, 1, 6}, types{0, 0, 1, 1, 1, 0, 1, 0, 1, 0};

@@ -141,7 +141,8 @@ TEST(Config, ReadsPublishedDistilBertBase) {
   EXPECT_DOUBLE_EQ(c.layer_norm_eps, 1e-12);
   EXPECT_DOUBLE_EQ(c.qa_dropout, 0.1);
   EXPECT_FALSE(c.sinusoidal_pos_embds);
-  EXPECT_EQ(c.extra.at("seq_classif_dropout"), 0.2);
+  EXPECT_DOUBLE_EQ(c.seq_classif_dropout, 0.2);
+  EXPECT_FALSE(c.extra.contains("seq_classif_dropout"));
   EXPECT_FALSE(c.extra.contains("dim"));
 }
 
@@ -238,6 +239,90 @@ TEST(Config, RoundTripsThroughFile) {
   stdfs::remove_all(dir);
 }
 
+// roberta-base's and google/electra-small-discriminator's config.json as published on the Hub.
+const char* kRobertaBase = R"({
+  "architectures": ["RobertaForMaskedLM"], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
+  "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768,
+  "initializer_range": 0.02, "intermediate_size": 3072, "layer_norm_eps": 1e-05, "max_position_embeddings": 514,
+  "model_type": "roberta", "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 1,
+  "type_vocab_size": 1, "vocab_size": 50265
+})";
+const char* kElectraSmall = R"({
+  "architectures": ["ElectraForPreTraining"], "attention_probs_dropout_prob": 0.1, "embedding_size": 128,
+  "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 256, "initializer_range": 0.02,
+  "intermediate_size": 1024, "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "electra",
+  "num_attention_heads": 4, "num_hidden_layers": 12, "pad_token_id": 0, "position_embedding_type": "absolute",
+  "summary_activation": "gelu", "summary_last_dropout": 0.1, "summary_type": "first", "summary_use_proj": true,
+  "type_vocab_size": 2, "vocab_size": 30522
+})";
+
+TEST(Config, ReadsPublishedRobertaAndElectra) {
+  const auto r = config_from_json(json::parse(kRobertaBase), "roberta");
+  EXPECT_EQ(r.positions, PositionScheme::after_padding_idx);
+  EXPECT_EQ(r.pad_token_id, 1);
+  EXPECT_EQ(r.max_position_embeddings, 514);
+  EXPECT_EQ(r.type_vocab_size, 1);
+  EXPECT_DOUBLE_EQ(r.layer_norm_eps, 1e-5);
+  EXPECT_EQ(r.base_prefix(), "roberta.");
+  EXPECT_FALSE(r.projects_embeddings());
+  for (const char* type : {"xlm-roberta", "camembert"}) {
+    const auto x = config_from_json(with(json::parse(kRobertaBase), "model_type", type), type);
+    EXPECT_EQ(x.positions, PositionScheme::after_padding_idx) << type;
+    EXPECT_EQ(x.base_prefix(), "roberta.") << type;
+  }
+  const auto e = config_from_json(json::parse(kElectraSmall), "electra");
+  EXPECT_EQ(e.embedding_width(), 128);
+  EXPECT_TRUE(e.projects_embeddings());
+  EXPECT_EQ(e.positions, PositionScheme::absolute);
+  EXPECT_EQ(e.base_prefix(), "electra.");
+  const json ej = json::parse(config_to_json(e, HeadKind::sequence_classification));
+  EXPECT_EQ(ej.at("architectures"), json::array({"ElectraForSequenceClassification"}));
+  EXPECT_EQ(ej.at("embedding_size"), 128);
+  EXPECT_EQ(ej.at("summary_type"), "first");
+  EXPECT_EQ(ej.at("id2label").size(), 2u);  // PretrainedConfig's LABEL_0, LABEL_1
+  const json rj = json::parse(config_to_json(r, HeadKind::masked_lm));
+  EXPECT_EQ(rj.at("architectures"), json::array({"RobertaForMaskedLM"}));
+  EXPECT_EQ(rj.at("bos_token_id"), 0);
+  EXPECT_EQ(config_from_json(rj, "back").positions, PositionScheme::after_padding_idx);
+}
+
+TEST(Config, HeadFieldsFollowPretrainedConfig) {
+  json j = tiny_bert();
+  j["id2label"] = {{"0", "neg"}, {"1", "neu"}, {"2", "pos"}};
+  j["label2id"] = {{"neg", 0}, {"neu", 1}, {"pos", 2}};
+  j["problem_type"] = "multi_label_classification";
+  j["classifier_dropout"] = 0.3;
+  auto c = config_from_json(j, "b");
+  EXPECT_EQ(c.num_labels, 3);
+  EXPECT_EQ(c.problem_type, "multi_label_classification");
+  EXPECT_DOUBLE_EQ(c.classifier_dropout_or_hidden(), 0.3);
+  json back = json::parse(config_to_json(c, HeadKind::sequence_classification));
+  EXPECT_EQ(back.at("id2label"), j.at("id2label"));  // names kept while the count holds
+  EXPECT_EQ(back.at("problem_type"), "multi_label_classification");
+  c.num_labels = 5;  // another task's label count: HF's LABEL_i names
+  back = json::parse(config_to_json(c, HeadKind::token_classification));
+  EXPECT_EQ(back.at("id2label").size(), 5u);
+  EXPECT_EQ(back.at("id2label").at("4"), "LABEL_4");
+  EXPECT_EQ(back.at("label2id").at("LABEL_4"), 4);
+  EXPECT_EQ(back.at("architectures"), json::array({"BertForTokenClassification"}));
+  const auto d = config_from_json(with(tiny_distil(), "seq_classif_dropout", 0.3), "d");
+  EXPECT_DOUBLE_EQ(d.seq_classif_dropout, 0.3);
+  EXPECT_EQ(head_from_name("mlm"), HeadKind::masked_lm);
+  EXPECT_THROW(head_from_name("ctc"), Error);
+}
+
+TEST(ConfigBad, FamilyFieldsNamed) {
+  json r = json::parse(kRobertaBase);
+  expect_bad(with(r, "pad_token_id", nullptr), {"\"pad_token_id\"", "padding index"});
+  expect_bad(with(r, "position_embedding_type", "relative_key_query"),
+             {"position_embedding_type", "relative_key_query"});
+  expect_bad(with(r, "is_decoder", true), {"\"is_decoder\""});
+  expect_bad(with(json::parse(kElectraSmall), "embedding_size", 0), {"\"embedding_size\""});
+  expect_bad(with(tiny_bert(), "problem_type", "ranking"), {"\"problem_type\"", "ranking"});
+  expect_bad(with(tiny_bert(), "id2label", json::array()), {"\"id2label\""});
+  expect_bad(with(tiny_bert(), "classifier_dropout", 1.0), {"\"classifier_dropout\""});
+}
+
 TEST(ConfigBad, MissingOrUnreadableFile) {
   const auto dir = stdfs::temp_directory_path() / str("ct_cfg_bad_", ::getpid());
   stdfs::create_directories(dir);
@@ -267,7 +352,8 @@ TEST(ConfigBad, NotAnObject) {
 }
 
 TEST(ConfigBad, UnknownOrMissingModelType) {
-  expect_bad(with(tiny_bert(), "model_type", "roberta"), {"model_type", "roberta", "bert", "distilbert"});
+  expect_bad(with(tiny_bert(), "model_type", "deberta-v2"),
+             {"model_type", "deberta-v2", "bert", "distilbert", "roberta", "xlm-roberta", "electra"});
   expect_bad(without(tiny_bert(), "model_type"), {"missing required field \"model_type\""});
   expect_bad(with(tiny_bert(), "model_type", 3), {"model_type", "string"});
 }
