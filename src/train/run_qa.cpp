@@ -16,16 +16,15 @@
 #include "core/log.h"
 #include "data/feature_cache.h"
 #include "data/features.h"
-#include "data/postprocess.h"
 #include "data/squad.h"
 #include "data/squad_dataset.h"
-#include "data/squad_metrics.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "train/checkpoint.h"
 #include "train/demo.h"
 #include "train/model_card.h"
 #include "train/model_source.h"
+#include "train/qa_task.h"
 #include "train/report.h"
 #include "train/tensorboard.h"
 
@@ -171,35 +170,15 @@ std::string dataset_split_file(const QaArguments& args, const std::string& split
 // answers.
 nlohmann::json predict(Trainer& trainer, const QaDataset& ds, bool has_answers, const QaArguments& args,
                        const DistContext& dist) {
-  const auto& d = args.data;
+  const QaTaskSplit split(ds, args.data, has_answers);
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> start, end;
-  int64_t T = 0;
-  trainer.predict_logits(ds, &start, &end, &T);
+  const std::vector<float> rows = trainer.predict_rows(split);
   const double runtime = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  data::PostprocessOptions po;
-  po.n_best_size = d.n_best_size;
-  po.max_answer_length = d.max_answer_length;
-  po.version_2_with_negative = d.version_2_with_negative;
-  po.null_score_diff_threshold = d.null_score_diff_threshold;
-  const auto preds = data::postprocess_qa_predictions(ds.examples, ds.features, start, end, T, po);
-  if (is_world_process_zero(dist))
-    data::write_predictions(preds, args.training.output_dir, "predict", d.version_2_with_negative);
   nlohmann::json m = nlohmann::json::object();
-  if (has_answers) {
-    std::vector<data::GoldAnswers> gold;
-    for (const auto& ex : ds.examples) {
-      data::GoldAnswers g{ex.id, {}};
-      for (const auto& a : ex.answers) g.texts.push_back(a.text);
-      gold.push_back(std::move(g));
-    }
-    data::PredictionMap pm;
-    for (const auto& p : preds) pm[p.id] = p.text;
-    m = data::metrics_to_json(d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm),
-                              "test_");
-  } else {
-    log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
-  }
+  const nlohmann::json scores =
+      split.score(rows, "predict", is_world_process_zero(dist), args.training.output_dir);
+  for (const auto& [k, v] : scores.items()) m["test_" + k] = v;
+  if (!has_answers) log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
   const int64_t n = ds.features.size();
   const int64_t batch = args.training.per_device_eval_batch_size * dist.world;
   auto round = [](double v, double scale) { return std::round(v * scale) / scale; };
@@ -414,7 +393,8 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
   }
 
-  Trainer trainer(args, *lm.model, lm.tokenizer, dist);
+  Trainer trainer(args.training, *lm.model, lm.tokenizer, dist);
+  const QaTaskSplit train_split(train_ds, d), eval_split(eval_ds, d);
   // --report_to tensorboard: HF's TensorBoardCallback, on rank 0 only (train/tensorboard.h).
   std::unique_ptr<TensorBoardWriter> tb;
   const auto reports = report_integrations(t);
@@ -430,7 +410,7 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
       tb->add_text("model_config", model::config_to_json(lm.config));
       tb->flush();
     }
-    auto m = trainer.train(train_ds, t.do_eval ? &eval_ds : nullptr, resume);
+    auto m = trainer.train(train_split, t.do_eval ? &eval_split : nullptr, resume);
     if (writer) write_json(t.output_dir + "/" + kTimingFile, trainer.timing());
     trainer.save_model(t.output_dir);
     m["train_samples"] = train_ds.features.size();
@@ -448,7 +428,7 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     lm.model->set_precision(model::resolve_precision(/*bf16_requested=*/true));
   if (t.do_eval) {
     log::info("*** Evaluate ***");
-    auto m = trainer.evaluate(eval_ds, /*write_predictions=*/true);
+    auto m = trainer.evaluate(eval_split, /*write_predictions=*/true);
     m["eval_samples"] = eval_ds.features.size();
     if (writer) print_metrics("eval", m);
     trainer.save_metrics("eval", m);

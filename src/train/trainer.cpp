@@ -9,7 +9,6 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "data/sampler.h"
-#include "data/squad_metrics.h"
 #include "kernels/grad_norm.h"
 #include "kernels/optimizer.h"
 #include "kernels/peak.h"
@@ -36,29 +35,6 @@ double round_to(double v, int digits) {
   return std::round(v * p) / p;
 }
 
-// Model inputs for a collated batch; labels only when `labels`.
-struct ModelBatch {
-  std::vector<int32_t> start, end;
-  model::Batch batch;
-};
-
-ModelBatch to_model_batch(const data::Batch& b, bool labels) {
-  ModelBatch m;
-  m.batch.B = b.batch_size;
-  m.batch.T = b.seq_len;
-  m.batch.input_ids = b.input_ids.data();
-  m.batch.token_type_ids = b.token_type_ids.empty() ? nullptr : b.token_type_ids.data();
-  m.batch.attention_mask = b.attention_mask.empty() ? nullptr : b.attention_mask.data();
-  m.batch.seq_lens = b.lengths.empty() ? nullptr : b.lengths.data();
-  if (labels) {
-    m.start.assign(b.start_positions.begin(), b.start_positions.end());
-    m.end.assign(b.end_positions.begin(), b.end_positions.end());
-    m.batch.start_positions = m.start.data();
-    m.batch.end_positions = m.end.data();
-  }
-  return m;
-}
-
 std::vector<kernels::SlabRange> decay_ranges(const std::vector<model::ParamInfo>& params) {
   std::vector<kernels::SlabRange> out;
   for (const auto& p : params) {
@@ -70,30 +46,8 @@ std::vector<kernels::SlabRange> decay_ranges(const std::vector<model::ParamInfo>
   return out;
 }
 
-// --pad_to_max_length False: no pad rows at all (tokens end to end), rather than HF's per-batch padding.
-data::Batch collate_for_model(const data::FeatureSet& fs, std::span<const int64_t> indices) {
-  return fs.options().pad_to_max_length ? fs.collate(indices) : fs.collate_packed(indices);
-}
-
-// Real tokens of each row of a collated batch (what the model-FLOP count covers).
-std::vector<int64_t> real_lengths(const data::Batch& b) {
-  std::vector<int64_t> out;
-  for (int64_t r = 0; r < b.batch_size; ++r) {
-    if (!b.lengths.empty()) {
-      out.push_back(b.lengths[static_cast<size_t>(r)]);
-    } else if (b.attention_mask.empty()) {
-      out.push_back(b.seq_len);
-    } else {
-      int64_t n = 0;
-      for (int64_t t = 0; t < b.seq_len; ++t) n += b.attention_mask[static_cast<size_t>(r * b.seq_len + t)];
-      out.push_back(n);
-    }
-  }
-  return out;
-}
-
 // HF's floating_point_ops: 6 * tokens * non-embedding parameters.
-double flos_per_token(const model::QaModel& m) {
+double flos_per_token(const model::EncoderModel& m) {
   int64_t emb = 0;
   for (const auto& p : m.params())
     if (p.name.find("embeddings.") != std::string::npos) emb += p.numel();
@@ -153,44 +107,12 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
   return line;
 }
 
-void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size) {
-  nlohmann::json feats = nlohmann::json::array();
-  const int64_t n = eval.features.size();
-  for (int64_t b0 = 0; b0 < n; b0 += eval_batch_size) {
-    std::vector<int64_t> idx;
-    for (int64_t i = b0; i < std::min(n, b0 + eval_batch_size); ++i) idx.push_back(i);
-    auto b = eval.features.collate(idx);
-    for (int64_t r = 0; r < b.batch_size; ++r) {
-      const int64_t f = idx[static_cast<size_t>(r)];
-      auto row = [&](const std::vector<int32_t>& v) {
-        if (v.empty()) return nlohmann::json();
-        return nlohmann::json(
-            std::vector<int32_t>(v.begin() + r * b.seq_len, v.begin() + (r + 1) * b.seq_len));
-      };
-      nlohmann::json offsets = nlohmann::json::array();
-      for (int64_t t = 0; t < b.seq_len; ++t) {
-        auto o = eval.features.offset(f, t);
-        offsets.push_back(o ? nlohmann::json({o->begin, o->end}) : nlohmann::json());
-      }
-      const auto& ex = eval.examples[static_cast<size_t>(eval.features[f].example_index)];
-      feats.push_back({{"example_id", ex.id},
-                       {"input_ids", row(b.input_ids)},
-                       {"token_type_ids", row(b.token_type_ids)},
-                       {"attention_mask", row(b.attention_mask)},
-                       {"offsets", offsets}});
-    }
-  }
-  nlohmann::json contexts = nlohmann::json::object();
-  for (const auto& ex : eval.examples) contexts[ex.id] = ex.context;
-  write_json(path, {{"features", feats}, {"contexts", contexts}}, -1);
-}
-
-Trainer::Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
+Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, const text::Tokenizer& tokenizer,
                  DistContext dist)
     : args_(args), model_(model), tokenizer_(tokenizer), dist_(std::move(dist)) {
   if (dist_.distributed()) {
     DdpOptions o;
-    o.bucket_cap_mb = args_.training.ddp_bucket_cap_mb;
+    o.bucket_cap_mb = args_.ddp_bucket_cap_mb;
     // The word embeddings' gradient lives in the rows of the step's tokens: reduce only those. True while the
     // embedding lookup is its only writer (the model says); a head tied to these weights (an MLM decoder)
     // makes it dense, and then the whole table is reduced.
@@ -214,7 +136,7 @@ void Trainer::log(nlohmann::json entry) {
 void Trainer::optimizer_step(double lr) {
   const auto ranges = decay_ranges(model_.params());
   const int64_t step = ++optimizer_steps_;
-  const auto& t = args_.training;
+  const auto& t = args_;
   // bf16: the update writes the matmuls' bf16 weight copies in the same pass (the ranges span every
   // parameter, so every copy is current afterwards).
   bf16* copies = model_.low_precision_weights();
@@ -229,18 +151,18 @@ void Trainer::optimizer_step(double lr) {
   model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
 }
 
-nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from) {
-  const auto& t = args_.training;
+nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from) {
+  const auto& t = args_;
   const int64_t n = model_.num_params();
   data::SamplerOptions so;
-  so.num_samples = train.features.size();
+  so.num_samples = train.num_features();
   so.batch_size = t.per_device_train_batch_size;
   so.rank = dist_.rank;
   so.world = dist_.world;
   so.seed = static_cast<uint64_t>(t.resolved_data_seed());
   so.drop_last = t.dataloader_drop_last;
   if (t.group_by_length) {  // HF's LengthGroupedSampler(train_batch_size * gradient_accumulation_steps)
-    for (int64_t i = 0; i < so.num_samples; ++i) so.lengths.push_back(train.features.length(i));
+    for (int64_t i = 0; i < so.num_samples; ++i) so.lengths.push_back(train.feature_length(i));
     so.group_batch_size = t.per_device_train_batch_size * t.gradient_accumulation_steps;
   }
   data::DistributedSampler sampler(so);
@@ -286,7 +208,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   }
   if (writes_files()) {
     log::info("***** Running training *****");
-    log::info("  Num examples = ", train.examples.size(), ", num features = ", train.features.size());
+    log::info("  Num examples = ", train.num_examples(), ", num features = ", train.num_features());
     log::info("  Num Epochs = ", num_epochs,
               ", instantaneous batch size per device = ", t.per_device_train_batch_size);
     log::info("  Total train batch size (w. parallel, distributed & accumulation) = ",
@@ -301,7 +223,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   const DType peak_dt =
       kernels::peak_dtype(model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32);
   const double peak_gflops = kernels::measure_matmul_gflops(
-      peak_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * args_.data.max_seq_length),
+      peak_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * train.max_seq_length()),
       model_.config().intermediate_size, model_.config().hidden_size, 3);
   double model_flops = 0;
   int64_t real_tokens = 0, padded_tokens = 0;
@@ -332,11 +254,10 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
     double group_loss = 0;
     for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
       const auto& sb = batches[bi];
-      auto db = collate_for_model(train.features, sb.indices);
-      auto mb = to_model_batch(db, /*labels=*/true);
-      const auto lens = real_lengths(db);
+      const CollatedBatch cb = train.collate(sb.indices, /*labels=*/true);
+      const auto& lens = cb.real_lengths;
       for (int64_t len : lens) real_tokens += len;
-      padded_tokens += db.batch_size * db.seq_len;
+      padded_tokens += cb.batch.B * cb.batch.T;
       model_flops += 3.0 * model::forward_matmul_flops(model_.config(), lens);
       model::StepOptions so_step;
       so_step.train = true;
@@ -346,9 +267,8 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       for (int64_t pos : sb.positions)
         so_step.row_keys.push_back((static_cast<uint64_t>(epoch) << 40) | static_cast<uint64_t>(pos));
       const bool sync = group + 1 == accum || micro_in_epoch + 1 == batches_per_epoch;
-      const float loss = model_.forward(mb.batch, so_step, nullptr, nullptr);
-      if (reducer_)
-        reducer_->add_touched_rows(db.input_ids.data(), static_cast<int64_t>(db.input_ids.size()));
+      const float loss = model_.forward(cb.batch, so_step);
+      if (reducer_) reducer_->add_touched_rows(cb.batch.input_ids, cb.positions);
       // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
       model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
                       1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
@@ -357,7 +277,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
       // Counted as world x this rank's input_ids (exact with fixed padding; with dynamic padding or packed
       // batches the ranks' token counts differ and this is an estimate, kept so that no collective runs per
       // micro-step). Packed batches count the tokens they have: no pads.
-      const int64_t batch_tokens = static_cast<int64_t>(db.input_ids.size());
+      const int64_t batch_tokens = cb.positions;
       state_.num_input_tokens_seen += batch_tokens * dist_.world;
       state_.total_flos += flos_tok * static_cast<double>(batch_tokens * dist_.world);
       group_loss += static_cast<double>(loss) / static_cast<double>(accum);
@@ -451,7 +371,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   // HF: samples = steps * total batch when max_steps is given, else features * epochs.
   const double num_samples =
       t.max_steps > 0 ? static_cast<double>(max_steps * t.per_device_train_batch_size * dist_.world * accum)
-                      : static_cast<double>(train.features.size()) * t.num_train_epochs;
+                      : static_cast<double>(train.num_features()) * t.num_train_epochs;
   nlohmann::json metrics;
   metrics["train_runtime"] = round_to(runtime, 4);
   metrics["train_samples_per_second"] = round_to(runtime > 0 ? num_samples / runtime : 0, 3);
@@ -464,7 +384,7 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
         "Throughput on real tokens (rank 0): ", static_cast<int64_t>(std::llround(real_tokens / runtime)),
         " tokens/s, ", real_tokens, " of ", padded_tokens, " batch positions real (",
         round_to(100.0 * static_cast<double>(real_tokens) / std::max<double>(1, padded_tokens), 1), "%, ",
-        args_.data.pad_to_max_length ? "padded" : "packed: no pad rows computed", "); model ",
+        train.packed() ? "packed: no pad rows computed" : "padded", "); model ",
         round_to(model_flops / runtime / 1e9, 1), " GFLOP/s, MFU ",
         round_to(100.0 * model_flops / runtime / 1e9 / peak_gflops, 1), "% of the ",
         peak_dt == DType::bf16 ? "bf16" : "f32", " matmul peak measured at start (", round_to(peak_gflops, 1),
@@ -496,47 +416,27 @@ nlohmann::json Trainer::train(const QaDataset& train, const QaDataset* eval, con
   return metrics;
 }
 
-void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, std::vector<float>* end,
-                             int64_t* seq_len) {
-  const int64_t n = eval.features.size();
-  const int64_t bs = args_.training.per_device_eval_batch_size;
-  int64_t T = 0;
-  for (int64_t i = 0; i < n; ++i) T = std::max(T, eval.features.length(i));
-  if (eval.features.options().pad_to_max_length) T = std::max(T, eval.features.options().max_seq_length);
-  start->assign(static_cast<size_t>(n * T), -100.f);
-  end->assign(static_cast<size_t>(n * T), -100.f);
+std::vector<float> Trainer::predict_rows(const TaskSplit& split) {
+  const int64_t n = split.num_features();
+  const int64_t bs = args_.per_device_eval_batch_size;
+  const int64_t width = split.prediction_width();
   // Batches are the single-process run's batches (same rows, same padding), dealt round-robin to ranks, so
   // every logit is computed exactly as one process computes it and the gathered result is byte-identical.
   const int64_t num_batches = (n + bs - 1) / bs, W = dist_.world;
   const int64_t mine = num_batches > dist_.rank ? (num_batches - dist_.rank + W - 1) / W : 0;
   const int64_t slots = (num_batches + W - 1) / W;  // batches per rank, the most any rank has
-  const int64_t slot_floats = 2 * bs * T;           // start then end logits of one batch
-  std::vector<float> local(static_cast<size_t>(slots * slot_floats), -100.f);
-  std::vector<float> s, e;
+  const int64_t slot_floats = bs * width;           // one batch's rows
+  std::vector<float> local(static_cast<size_t>(slots * slot_floats), 0.f);
   for (int64_t k = 0; k < mine; ++k) {
     const int64_t b0 = (k * W + dist_.rank) * bs;
     std::vector<int64_t> idx;
     for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
-    auto db = collate_for_model(eval.features, idx);
-    auto mb = to_model_batch(db, /*labels=*/false);
-    s.resize(db.input_ids.size());
-    e.resize(s.size());
+    const CollatedBatch cb = split.collate(idx, /*labels=*/false);
     model::StepOptions so;
     so.train = false;
     so.keep_activations = false;  // no backward follows: one layer's activations at a time
-    model_.forward(mb.batch, so, s.data(), e.data());
-    CT_ASSERT(!db.lengths.empty() || db.seq_len <= T);
-    float* slot = local.data() + k * slot_floats;
-    // Rows padded (fixed stride seq_len) or packed (each its own length; the rest of its row stays -100, as
-    // HF pads logits across batches).
-    int64_t from_row = 0;
-    for (int64_t r = 0; r < db.batch_size; ++r) {
-      const int64_t len = db.lengths.empty() ? db.seq_len : db.lengths[static_cast<size_t>(r)];
-      CT_ASSERT(len <= T);
-      std::copy_n(s.data() + from_row, len, slot + r * T);
-      std::copy_n(e.data() + from_row, len, slot + (bs + r) * T);
-      from_row += len;
-    }
+    model_.forward(cb.batch, so);
+    split.prediction_rows(cb, model_.logits(), local.data() + k * slot_floats);
   }
   std::vector<float> all;
   const float* from = local.data();
@@ -545,45 +445,26 @@ void Trainer::predict_logits(const QaDataset& eval, std::vector<float>* start, s
     dist_.comm->allgather(local.data(), all.data(), slots * slot_floats, DType::f32);
     from = all.data();
   }
+  std::vector<float> rows(static_cast<size_t>(n * width));
   for (int64_t k = 0; k < num_batches; ++k) {
     const int64_t r = k % W, slot = k / W, b0 = k * bs;
     const float* src = from + (dist_.distributed() ? r * slots * slot_floats : 0) + slot * slot_floats;
-    const int64_t rows = std::min(bs, n - b0);
-    std::copy_n(src, rows * T, start->data() + b0 * T);
-    std::copy_n(src + bs * T, rows * T, end->data() + b0 * T);
+    std::copy_n(src, std::min(bs, n - b0) * width, rows.data() + b0 * width);
   }
-  *seq_len = T;
+  return rows;
 }
 
-nlohmann::json Trainer::evaluate(const QaDataset& eval, bool write_predictions) {
-  const auto& d = args_.data;
+nlohmann::json Trainer::evaluate(const TaskSplit& eval, bool write_predictions) {
   const auto t0 = Clock::now();
-  std::vector<float> start, end;
-  int64_t T = 0;
-  predict_logits(eval, &start, &end, &T);
+  const std::vector<float> rows = predict_rows(eval);
   // HF's trainer_qa stops the clock after the evaluation loop: post-processing and the metric are not timed.
   const double runtime = seconds_since(t0);
-  data::PostprocessOptions po;
-  po.n_best_size = d.n_best_size;
-  po.max_answer_length = d.max_answer_length;
-  po.version_2_with_negative = d.version_2_with_negative;
-  po.null_score_diff_threshold = d.null_score_diff_threshold;
-  auto preds = data::postprocess_qa_predictions(eval.examples, eval.features, start, end, T, po);
-  if (write_predictions && writes_files())
-    data::write_predictions(preds, args_.training.output_dir, "eval", d.version_2_with_negative);
-  std::vector<data::GoldAnswers> gold;
-  for (const auto& ex : eval.examples) {
-    data::GoldAnswers g{ex.id, {}};
-    for (const auto& a : ex.answers) g.texts.push_back(a.text);
-    gold.push_back(std::move(g));
-  }
-  data::PredictionMap pm;
-  for (const auto& p : preds) pm[p.id] = p.text;
-  auto m = d.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm);
-  nlohmann::json metrics = data::metrics_to_json(m, "eval_");
-  const int64_t n = eval.features.size();
-  const int64_t steps =
-      (n + args_.training.per_device_eval_batch_size - 1) / args_.training.per_device_eval_batch_size;
+  nlohmann::json metrics = nlohmann::json::object();
+  const nlohmann::json scores =
+      eval.score(rows, "eval", write_predictions && writes_files(), args_.output_dir);
+  for (const auto& [k, v] : scores.items()) metrics["eval_" + k] = v;
+  const int64_t n = eval.num_features();
+  const int64_t steps = (n + args_.per_device_eval_batch_size - 1) / args_.per_device_eval_batch_size;
   metrics["eval_runtime"] = round_to(runtime, 4);
   metrics["eval_samples_per_second"] = round_to(runtime > 0 ? n / runtime : 0, 3);
   metrics["eval_steps_per_second"] = round_to(runtime > 0 ? steps / runtime : 0, 3);
@@ -600,18 +481,18 @@ void Trainer::save_model(const std::string& dir) const {
   fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config()));
   model::save_hf_weights(dir + "/model.safetensors", model_.params(), model_.params_data());
   tokenizer_.save(dir);
-  write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_.training));
+  write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_));
 }
 
 void Trainer::save_state() const {
   if (!writes_files()) return;
-  write_json(args_.training.output_dir + "/" + kTrainerStateFile,
+  write_json(args_.output_dir + "/" + kTrainerStateFile,
              state_.to_json(is_world_process_zero(dist_), dist_.local_rank == 0));
 }
 
 void Trainer::save_metrics(const std::string& prefix, const nlohmann::json& metrics) const {
   if (!writes_files()) return;
-  const std::string& out = args_.training.output_dir;
+  const std::string& out = args_.output_dir;
   write_json(out + "/" + prefix + "_results.json", metrics, 4);
   const std::string all_path = out + "/all_results.json";
   nlohmann::json all = nlohmann::json::object();
@@ -622,7 +503,7 @@ void Trainer::save_metrics(const std::string& prefix, const nlohmann::json& metr
 }
 
 void Trainer::save_checkpoint(const LrSchedule& schedule, bool full) {
-  const auto& t = args_.training;
+  const auto& t = args_;
   const bool model_only = t.save_only_model && !full;
   if (writes_files()) {
     CheckpointWriter w(t.output_dir, state_.global_step);
@@ -671,7 +552,7 @@ void Trainer::save_checkpoint(const LrSchedule& schedule, bool full) {
 }
 
 TrainPlan Trainer::load_checkpoint(const std::string& dir, const LrSchedule& schedule) {
-  const auto& t = args_.training;
+  const auto& t = args_;
   const int64_t n = model_.num_params();
   TrainPlan from;
   from.world = 0;

@@ -1,7 +1,8 @@
-// The HF Trainer loop for extractive QA, one process's part of it: sampler(rank, world, seed, epoch) ->
-// micro-batches -> forward/backward (gradient accumulation) -> clip -> AdamW/SGD -> LR schedule -> log / eval
-// / save on their steps; evaluation -> post-processing -> SQuAD metrics; checkpoints that resume bit-exactly
-// (weights, optimizer moments, schedule position, data order, dropout counter).
+// The HF Trainer loop, one process's part of it, for any task (train/task_split.h): sampler(rank, world,
+// seed, epoch) -> micro-batches -> forward/backward (gradient accumulation) -> clip -> AdamW/SGD -> LR
+// schedule -> log / eval / save on their steps; evaluation -> the task's prediction rows, gathered -> its
+// metrics; checkpoints that resume bit-exactly (weights, optimizer moments, schedule position, data order,
+// dropout counter).
 //
 // Data parallelism (DistContext with a communicator): every rank holds the whole model; the sampler gives
 // rank r its share of each global batch, dropout is keyed by each feature's position in the epoch, a
@@ -22,27 +23,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/features.h"
-#include "data/postprocess.h"
-#include "data/squad.h"
-#include "model/qa_model.h"
+#include "model/encoder_model.h"
 #include "text/tokenizer.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
 #include "train/lr_schedule.h"
+#include "train/task_split.h"
 #include "train/trainer_state.h"
 #include "train/training_args.h"
 
 namespace ct::train {
-
-struct QaDataset {
-  std::vector<data::Example> examples;
-  data::FeatureSet features;
-};
-
-// Model inputs of every eval feature as the eval loop fed them, plus each token's context byte span, for
-// checking logits against another implementation (--dump_eval_features).
-void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size);
 
 // A training plan's shape, for comparing a checkpoint's with this run's.
 struct TrainPlan {
@@ -64,25 +54,24 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
 
 class Trainer {
  public:
-  Trainer(const QaArguments& args, model::QaModel& model, const text::Tokenizer& tokenizer,
+  Trainer(const TrainingArguments& args, model::EncoderModel& model, const text::Tokenizer& tokenizer,
           DistContext dist = {});
   ~Trainer();
 
   // Trains on `train` (features must outlive the call), resuming from `resume_from` (a checkpoint folder)
   // when not empty; `eval` (may be null) serves eval_strategy steps/epoch. Returns HF's train metrics
   // (train_loss, train_runtime, train_samples_per_second, train_steps_per_second, total_flos, epoch).
-  nlohmann::json train(const QaDataset& train, const QaDataset* eval, const std::string& resume_from);
+  nlohmann::json train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from);
 
-  // Runs the model over every eval feature, post-processes and scores: {eval_exact_match, eval_f1 (v2:
-  // eval_exact, eval_f1, eval_HasAns_*...), eval_runtime, eval_samples_per_second, eval_steps_per_second,
-  // epoch}, appended to log_history. Writes eval_predictions.json / eval_nbest_predictions.json to output_dir
-  // when `write_predictions`.
-  nlohmann::json evaluate(const QaDataset& eval, bool write_predictions);
+  // Runs the model over every eval feature and scores the gathered rows with the task: {eval_<metric>...,
+  // eval_runtime, eval_samples_per_second, eval_steps_per_second, epoch}, appended to log_history. The task
+  // writes its prediction files (split "eval") to output_dir when `write_predictions`.
+  nlohmann::json evaluate(const TaskSplit& eval, bool write_predictions);
 
-  // Raw logits of every feature, [features, seq_len] with seq_len = the longest row (shorter rows padded with
-  // -100 as HF's eval loop pads).
-  void predict_logits(const QaDataset& eval, std::vector<float>* start, std::vector<float>* end,
-                      int64_t* seq_len);
+  // Every feature's prediction row ([features, split.prediction_width()], feature order), computed by the
+  // single-process run's batches dealt round-robin to the ranks and gathered, so every rank holds rows
+  // byte-identical to one process's.
+  std::vector<float> predict_rows(const TaskSplit& split);
 
   // config.json, model.safetensors, tokenizer files, training_args.json into `dir` (HF save_model).
   void save_model(const std::string& dir) const;
@@ -108,8 +97,8 @@ class Trainer {
   void optimizer_step(double lr);
   void log(nlohmann::json entry);
 
-  const QaArguments& args_;
-  model::QaModel& model_;
+  const TrainingArguments& args_;
+  model::EncoderModel& model_;
   const text::Tokenizer& tokenizer_;
   DistContext dist_;
   std::unique_ptr<DdpReducer> reducer_;  // null with one process
