@@ -1,11 +1,14 @@
 #include "data/squad.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "data/csv.h"
+#include "parquet/parquet_file.h"
 
 namespace ct::data {
 namespace {
@@ -353,7 +356,79 @@ std::vector<Example> parse_squad_csv(std::string_view text, const std::string& s
   return std::move(r.out);
 }
 
+namespace {
+
+// A Parquet cell as the JSON the flat-record reader takes (answers: {text: [...], answer_start: [...]}).
+json cell_json(const parquet::Value& v) {
+  using K = parquet::Value::Kind;
+  switch (v.kind) {
+    case K::Null:
+      return nullptr;
+    case K::Bool:
+      return v.i != 0;
+    case K::Int:
+      return v.i;
+    case K::Double:
+      return v.d;
+    case K::String:
+      return v.s;
+    case K::List: {
+      json a = json::array();
+      for (const auto& x : v.items) a.push_back(cell_json(x));
+      return a;
+    }
+    case K::Struct: {
+      json o = json::object();
+      for (size_t k = 0; k < v.keys.size(); ++k) o[v.keys[k]] = cell_json(v.items[k]);
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Example> read_squad_parquet(const std::string& path, SquadReadStats* stats,
+                                        bool answers_optional) {
+  auto file = parquet::ParquetFile::open(path);
+  std::vector<std::string> want;
+  std::string missing;
+  const auto have = file->column_names();
+  auto has = [&](const char* c) { return std::find(have.begin(), have.end(), c) != have.end(); };
+  for (const char* c : {"id", "title", "context", "question", "answers"}) {
+    if (has(c))
+      want.push_back(c);
+    else if (std::string_view(c) != "title" && !(answers_optional && std::string_view(c) == "answers"))
+      missing += str(missing.empty() ? "" : ", ", c);
+  }
+  if (!missing.empty()) {
+    std::string cols;
+    for (const auto& h : have) cols += str(cols.empty() ? "" : ", ", h);
+    fail(path, ": Parquet file lacks SQuAD column(s) ", missing, " (it has ", cols,
+         "; expected id, title, context, question, answers)");
+  }
+  Reader r{path, answers_optional, {}, {}, {}};
+  int64_t row = 0;
+  // Row group by row group, so only one group's cells are held beside the examples.
+  for (int g = 0; g < file->num_row_groups(); ++g) {
+    const parquet::Table t = file->read_row_group(g, want);
+    for (int64_t i = 0; i < t.num_rows; ++i, ++row) {
+      json rec = json::object();
+      for (size_t c = 0; c < t.names.size(); ++c) {
+        const parquet::Value& v = t.columns[c][static_cast<size_t>(i)];
+        if (!v.is_null() || t.names[c] != "answers") rec[t.names[c]] = cell_json(v);
+      }
+      r.flat(rec, str("row ", row));
+    }
+  }
+  r.finish();
+  if (stats) *stats = r.stats;
+  return std::move(r.out);
+}
+
 std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats, bool answers_optional) {
+  const bool parquet = path.size() >= 8 && path.compare(path.size() - 8, 8, ".parquet") == 0;
+  if (parquet) return read_squad_parquet(path, stats, answers_optional);
   const bool csv = path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 ||
                                         path.compare(path.size() - 4, 4, ".CSV") == 0);
   if (csv) return parse_squad_csv(fs::read_file(path), path, stats, answers_optional);
