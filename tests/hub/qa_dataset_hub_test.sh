@@ -3,7 +3,8 @@
 # resolves to rajpurkar/squad, whose README configs point at plain_text/{train,validation}-*.parquet (the
 # committed tests/parquet/data/squad.parquet, written by parquet-wasm); the files land in the Hub cache
 # (datasets--rajpurkar--squad) and a 2-step run trains and evaluates from them; HF_DATASETS_OFFLINE=1 reruns with no
-# request (the fixture has unanswerable rows, hence --version_2_with_negative); an unknown config lists the available one; a dataset without SQuAD's columns names the missing ones.
+# request (the fixture has unanswerable rows, hence --version_2_with_negative); `coretrain hub download --repo-type
+# dataset` prefills a cache an offline run uses; an unknown config lists the available one; a dataset without SQuAD's columns names the missing ones.
 #   qa_dataset_hub_test.sh CORETRAIN_BIN
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,4 +65,14 @@ if qa "$TMP/shape.log" --dataset_name org/not-squad --output_dir "$TMP/out4"; th
 fi
 grep -q "error: .*train-00000-of-00001.parquet: Parquet file lacks SQuAD column(s) context, question, answers" \
   "$TMP/shape.log" || fail "unclear column error" "$TMP/shape.log"
+# `coretrain hub download --repo-type dataset` fills a cache that an offline job then runs from.
+timeout -k 5 "$LIMIT" "$BIN" hub download --repo-type dataset squad --cache-dir "$TMP/prefill" > "$TMP/prefill.out" \
+  2> "$TMP/prefill.log" || fail "hub download --repo-type dataset failed" "$TMP/prefill.log"
+[ "$(wc -l < "$TMP/prefill.out")" = 2 ] || fail "hub download printed: $(cat "$TMP/prefill.out")" "$TMP/prefill.log"
+grep -q "datasets--rajpurkar--squad/snapshots/.*/plain_text/validation-00000-of-00001.parquet" "$TMP/prefill.out" ||
+  fail "no validation file in: $(cat "$TMP/prefill.out")"
+before=$(requests)
+HF_DATASETS_OFFLINE=1 qa "$TMP/prefilled.log" --dataset_name squad --cache_dir "$TMP/prefill" --output_dir "$TMP/out5" ||
+  fail "offline run from a prefilled cache failed" "$TMP/prefilled.log"
+[ "$(requests)" = "$before" ] || fail "the prefilled offline run made requests"
 echo "qa_dataset_hub: ok"
