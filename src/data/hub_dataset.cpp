@@ -8,8 +8,10 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "data/card_features.h"
 #include "data/readme_yaml.h"
 #include "hub/hub_client.h"
+#include "parquet/parquet_file.h"
 
 namespace ct::data {
 
@@ -103,12 +105,14 @@ void choose_files(ResolvedDataset& ds, const std::string& readme, const std::vec
                     ? c["config_name"].get<std::string>()
                     : "default";
     ds.splits = files_of_config(c, files, where, partial);
+    ds.card_features = card_features(readme, ds.config, where + " README.md");
     return;
   }
   CT_CHECK(config.empty() || config == "default", where, ": no config '", config,
            "' (the repo's card defines no configs; its only config is 'default')");
   ds.config = "default";
   ds.splits = default_split_files(files);
+  if (!readme.empty()) ds.card_features = card_features(readme, "", where + " README.md");
 }
 
 bool has_script(const std::vector<std::string>& files, const std::string& repo) {
@@ -196,6 +200,13 @@ ResolvedDataset resolve_dataset(const DatasetRequest& req) {
   CT_CHECK(!ds.splits.empty(), where, " at ", revision,
            " holds no data files (parquet, csv, json, jsonl, txt)");
   return ds;
+}
+
+std::optional<parquet::Feature> dataset_features(const ResolvedDataset& ds, const std::string& parquet_path) {
+  auto file = parquet::ParquetFile::open(parquet_path);
+  const std::string hf = file->key_value("huggingface");
+  if (!hf.empty()) return parquet::parse_hf_features(hf, parquet_path);
+  return ds.card_features;
 }
 
 std::vector<std::string> fetch_split(const DatasetRequest& req, const ResolvedDataset& ds,

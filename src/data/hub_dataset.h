@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/data_files.h"
+#include "parquet/hf_features.h"
 
 namespace ct::data {
 
@@ -31,6 +32,7 @@ struct ResolvedDataset {
   std::string commit;    // pinned commit ("" for a local folder)
   std::string config;    // the config chosen ("default" when the repo has none)
   SplitFiles splits;     // split -> repo paths (local: paths under the folder)
+  std::optional<parquet::Feature> card_features;  // the card's dataset_info features for the config, if any
 
   // The repo paths of `split`; throws listing the splits when absent.
   const std::vector<std::string>& split(const std::string& name) const;
@@ -47,6 +49,10 @@ ResolvedDataset resolve_dataset(const DatasetRequest& req);
 // Local paths of `split`'s files: downloaded into the cache at the pinned commit (or the folder's own files).
 std::vector<std::string> fetch_split(const DatasetRequest& req, const ResolvedDataset& ds,
                                      const std::string& split);
+
+// HF features of a split's Parquet file: its footer's "huggingface" metadata, else the card's dataset_info
+// (ClassLabel names live only there for files written without datasets); nullopt when neither has them.
+std::optional<parquet::Feature> dataset_features(const ResolvedDataset& ds, const std::string& parquet_path);
 
 // HF_DATASETS_OFFLINE when set (it overrides), else HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE.
 bool datasets_offline_env();

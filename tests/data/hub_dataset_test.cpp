@@ -45,7 +45,11 @@ class HubDatasets : public ::testing::Test {
         "---\nconfigs:\n- config_name: cola\n  data_files:\n  - split: train\n    path: cola/train-*\n"
         "- config_name: mrpc\n  data_files:\n  - split: train\n    path: mrpc/train-*\n  - split: "
         "validation\n"
-        "    path: mrpc/validation-*\n  - split: test\n    path: mrpc/test-*\n---\n");
+        "    path: mrpc/validation-*\n  - split: test\n    path: mrpc/test-*\ndataset_info:\n- config_name: "
+        "mrpc\n"
+        "  features:\n  - name: label\n    dtype:\n      class_label:\n        names:\n          '0': "
+        "not_equivalent\n"
+        "          '1': equivalent\n---\n");
     for (const char* f : {"cola/train-00000-of-00001.parquet", "mrpc/train-00000-of-00001.parquet",
                           "mrpc/validation-00000-of-00001.parquet", "mrpc/test-00000-of-00001.parquet"})
       copy(glue, f, "flat_v1_snappy.parquet");
@@ -91,6 +95,7 @@ TEST_F(HubDatasets, SquadByLegacyNameFromReadmeConfigs) {
                           "/plain_text/validation-00000-of-00001.parquet");
   auto pf = parquet::ParquetFile::open(files[0]);
   EXPECT_EQ(pf->num_rows(), 40);
+  EXPECT_EQ(dataset_features(ds, files[0])->field("answers")->field("text")->children[0].dtype, "string");
   // The revision's ref is recorded, so offline runs find the snapshot.
   EXPECT_EQ(fs::read_file(cache.path() + "/datasets--rajpurkar--squad/refs/main"), ds.commit);
   expect_error([&] { ds.split("test"); },
@@ -105,6 +110,10 @@ TEST_F(HubDatasets, GlueConfigs) {
   const ResolvedDataset ds = resolve_dataset(request("nyu-mll/glue", "mrpc"));
   EXPECT_EQ(ds.split_names(), (std::vector<std::string>{"train", "validation", "test"}));
   EXPECT_EQ(ds.split("test"), (std::vector<std::string>{"mrpc/test-00000-of-00001.parquet"}));
+  // The files carry no "huggingface" metadata: the card's ClassLabel names stand in.
+  const auto feats = dataset_features(ds, fetch_split(request("glue", "mrpc"), ds, "test")[0]);
+  ASSERT_TRUE(feats);
+  EXPECT_EQ(feats->field("label")->names, (std::vector<std::string>{"not_equivalent", "equivalent"}));
 }
 
 TEST_F(HubDatasets, ScriptOnlyRepoReadsItsParquetConversion) {

@@ -1,6 +1,7 @@
 // The README front matter's YAML subset and datasets' data_files rules (globs, configs, default patterns).
 #include <gtest/gtest.h>
 
+#include "data/card_features.h"
 #include "data/data_files.h"
 #include "data/readme_yaml.h"
 #include "test_util.h"
@@ -71,6 +72,61 @@ TEST(ReadmeYaml, ScalarsAndErrors) {
   EXPECT_EQ(j["f"], "1.5");
   expect_error([] { parse_yaml("a: b\n  - c\nno colon here\n", "card"); }, {"card: YAML line"});
   expect_error([] { parse_yaml("a: 'open\n", "card"); }, {"card: YAML line 1", "unterminated"});
+}
+
+TEST(CardFeatures, DatasetInfoForms) {
+  const std::string card = R"(---
+dataset_info:
+- config_name: mrpc
+  features:
+  - name: sentence1
+    dtype: string
+  - name: label
+    dtype:
+      class_label:
+        names:
+          '0': not_equivalent
+          '1': equivalent
+  - name: idx
+    dtype: int32
+- config_name: squadish
+  features:
+  - name: answers
+    sequence:
+    - name: text
+      dtype: string
+    - name: answer_start
+      dtype: int32
+  - name: ner_tags
+    sequence:
+      class_label:
+        names:
+          '0': O
+          '1': B-PER
+  - name: tokens
+    list: string
+  - name: meta
+    struct:
+    - name: a
+      dtype: int64
+---
+)";
+  const auto mrpc = card_features(card, "mrpc", "README.md");
+  ASSERT_TRUE(mrpc);
+  EXPECT_EQ(mrpc->keys, (std::vector<std::string>{"sentence1", "label", "idx"}));
+  EXPECT_EQ(mrpc->field("label")->names, (std::vector<std::string>{"not_equivalent", "equivalent"}));
+  EXPECT_EQ(mrpc->field("idx")->dtype, "int32");
+  const auto sq = card_features(card, "squadish", "README.md");
+  ASSERT_TRUE(sq);
+  const parquet::Feature* ans = sq->field("answers");
+  ASSERT_EQ(ans->kind, parquet::Feature::Kind::Struct);
+  EXPECT_EQ(ans->field("answer_start")->kind, parquet::Feature::Kind::List);
+  EXPECT_EQ(ans->field("answer_start")->children[0].dtype, "int32");
+  EXPECT_EQ(sq->field("ner_tags")->children[0].names, (std::vector<std::string>{"O", "B-PER"}));
+  EXPECT_EQ(sq->field("tokens")->children[0].dtype, "string");
+  EXPECT_EQ(sq->field("meta")->field("a")->dtype, "int64");
+  EXPECT_FALSE(card_features(card, "other", "README.md"));
+  EXPECT_FALSE(card_features("---\nconfigs: []\n---\n", "", "README.md"));
 }
 
 TEST(DataFiles, GlobsAsFsspec) {
