@@ -356,38 +356,6 @@ std::vector<Example> parse_squad_csv(std::string_view text, const std::string& s
   return std::move(r.out);
 }
 
-namespace {
-
-// A Parquet cell as the JSON the flat-record reader takes (answers: {text: [...], answer_start: [...]}).
-json cell_json(const parquet::Value& v) {
-  using K = parquet::Value::Kind;
-  switch (v.kind) {
-    case K::Null:
-      return nullptr;
-    case K::Bool:
-      return v.i != 0;
-    case K::Int:
-      return v.i;
-    case K::Double:
-      return v.d;
-    case K::String:
-      return v.s;
-    case K::List: {
-      json a = json::array();
-      for (const auto& x : v.items) a.push_back(cell_json(x));
-      return a;
-    }
-    case K::Struct: {
-      json o = json::object();
-      for (size_t k = 0; k < v.keys.size(); ++k) o[v.keys[k]] = cell_json(v.items[k]);
-      return o;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 std::vector<Example> read_squad_parquet(const std::string& path, SquadReadStats* stats,
                                         bool answers_optional) {
   auto file = parquet::ParquetFile::open(path);
@@ -409,16 +377,62 @@ std::vector<Example> read_squad_parquet(const std::string& path, SquadReadStats*
   }
   Reader r{path, answers_optional, {}, {}, {}};
   int64_t row = 0;
+  std::string last_context;
+  std::vector<int64_t> cp;
+  using K = parquet::Value::Kind;
   // Row group by row group, so only one group's cells are held beside the examples.
   for (int g = 0; g < file->num_row_groups(); ++g) {
-    const parquet::Table t = file->read_row_group(g, want);
-    for (int64_t i = 0; i < t.num_rows; ++i, ++row) {
-      json rec = json::object();
-      for (size_t c = 0; c < t.names.size(); ++c) {
-        const parquet::Value& v = t.columns[c][static_cast<size_t>(i)];
-        if (!v.is_null() || t.names[c] != "answers") rec[t.names[c]] = cell_json(v);
+    parquet::Table t = file->read_row_group(g, want);
+    auto col = [&](const char* name) {
+      return t.find(name) < 0 ? nullptr : &t.columns[static_cast<size_t>(t.find(name))];
+    };
+    auto* ids = col("id");
+    auto* titles = col("title");
+    auto* contexts = col("context");
+    auto* questions = col("question");
+    auto* answers = col("answers");
+    for (size_t i = 0; i < static_cast<size_t>(t.num_rows); ++i, ++row) {
+      const std::string where = str(path, ": row ", row);
+      auto text = [&](parquet::Value& v, const char* name) {
+        if (v.kind == K::Int) return std::to_string(v.i);  // integer ids, as the JSON reader accepts
+        if (v.kind != K::String) fail(where, ": column '", name, "' is not a string");
+        return std::move(v.s);
+      };
+      Example ex;
+      ex.id = text((*ids)[i], "id");
+      if (titles && !(*titles)[i].is_null()) ex.title = text((*titles)[i], "title");
+      ex.context = text((*contexts)[i], "context");
+      ex.question = text((*questions)[i], "question");
+      const parquet::Value* a = answers ? &(*answers)[i] : nullptr;
+      if (!a || a->is_null()) {
+        if (!answers_optional) fail(where, " (id \"", ex.id, "\"): no answers");
+        ++r.stats.without_answers;
+      } else {
+        const parquet::Value* texts = a->field("text");
+        const parquet::Value* starts = a->field("answer_start");
+        if (a->kind != K::Struct || !texts || !starts || texts->kind != K::List || starts->kind != K::List)
+          fail(where, " (id \"", ex.id,
+               "\"): column 'answers' must be {text: list<string>, answer_start: list<int>}");
+        if (texts->items.size() != starts->items.size())
+          fail(where, " (id \"", ex.id, "\"): answers has ", texts->items.size(), " texts but ",
+               starts->items.size(), " answer_start values");
+        for (size_t k = 0; k < texts->items.size(); ++k) {
+          if (texts->items[k].kind != K::String || starts->items[k].kind != K::Int)
+            fail(where, " (id \"", ex.id, "\"): answers[", k,
+                 "] is not a string text and an integer answer_start");
+          Answer ans;
+          ans.text = texts->items[k].s;
+          ans.start_char = starts->items[k].i;
+          ex.answers.push_back(std::move(ans));
+        }
+        ex.is_impossible = ex.answers.empty();
       }
-      r.flat(rec, str("row ", row));
+      // SQuAD's rows come grouped by paragraph: reuse the context's code-point offsets.
+      if (row == 0 || ex.context != last_context) {
+        cp = utf8_codepoint_offsets(ex.context, where + " context");
+        last_context = ex.context;
+      }
+      r.add(std::move(ex), cp);
     }
   }
   r.finish();
