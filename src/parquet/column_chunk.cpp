@@ -284,7 +284,11 @@ ChunkData read_column_chunk(const uint8_t* file, size_t file_size, const ColumnC
           decode_levels_rle(Span{body + rl, dl}, max_def, static_cast<size_t>(n), out.def, "definition");
         const uint8_t* vbody = body + rl + dl;
         const size_t vcsize = csize - rl - dl, vusize = usize - rl - dl;
-        if (v2.is_compressed && m.codec != kUncompressed) {
+        if (vcsize == 0) {
+          // An empty values section (all nulls, or an empty page) is stored as zero bytes, not as an empty
+          // compressed stream (parquet-testing's datapage_v2_empty_datapage.snappy.parquet).
+          vals = Span{vbody, 0};
+        } else if (v2.is_compressed && m.codec != kUncompressed) {
           out.buffers.push_back(
               std::make_unique<std::vector<uint8_t>>(decompress(m.codec, vbody, vcsize, vusize)));
           vals = Span{out.buffers.back()->data(), out.buffers.back()->size()};

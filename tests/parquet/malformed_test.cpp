@@ -67,10 +67,22 @@ TEST(ParquetMalformed, CorruptPageNamesRowGroupColumnAndPage) {
 }
 
 TEST(ParquetMalformed, FuzzMutationsNeverCrash) {
-  const char* files[] = {"squad.parquet",        "nested_v1.parquet",      "nested_v2.parquet",
-                         "encodings_v1.parquet", "encodings_v2.parquet",   "dict_fallback.parquet",
-                         "flat_v1_gzip.parquet", "flat_v2_zstd.parquet",   "conll.parquet",
-                         "flat_v1_lz4.parquet",  "flat_v1_brotli.parquet", "hyparquet_flat.parquet"};
+  const char* files[] = {"squad.parquet",
+                         "nested_v1.parquet",
+                         "nested_v2.parquet",
+                         "encodings_v1.parquet",
+                         "encodings_v2.parquet",
+                         "dict_fallback.parquet",
+                         "flat_v1_gzip.parquet",
+                         "flat_v2_zstd.parquet",
+                         "conll.parquet",
+                         "flat_v1_lz4.parquet",
+                         "flat_v1_brotli.parquet",
+                         "hyparquet_flat.parquet",
+                         "parquet-testing/nullable.impala.parquet",
+                         "parquet-testing/nested_maps.snappy.parquet",
+                         "parquet-testing/delta_encoding_optional_column.parquet",
+                         "parquet-testing/datapage_v2.snappy.parquet"};
   int errors = 0, clean = 0;
   // CT_PARQUET_FUZZ_ITERS raises the per-file count for a longer run (the default keeps the test fast).
   const char* env = std::getenv("CT_PARQUET_FUZZ_ITERS");
