@@ -1,11 +1,14 @@
 #include "data/squad.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "data/csv.h"
+#include "parquet/parquet_file.h"
 
 namespace ct::data {
 namespace {
@@ -353,7 +356,93 @@ std::vector<Example> parse_squad_csv(std::string_view text, const std::string& s
   return std::move(r.out);
 }
 
+std::vector<Example> read_squad_parquet(const std::string& path, SquadReadStats* stats,
+                                        bool answers_optional) {
+  auto file = parquet::ParquetFile::open(path);
+  std::vector<std::string> want;
+  std::string missing;
+  const auto have = file->column_names();
+  auto has = [&](const char* c) { return std::find(have.begin(), have.end(), c) != have.end(); };
+  for (const char* c : {"id", "title", "context", "question", "answers"}) {
+    if (has(c))
+      want.push_back(c);
+    else if (std::string_view(c) != "title" && !(answers_optional && std::string_view(c) == "answers"))
+      missing += str(missing.empty() ? "" : ", ", c);
+  }
+  if (!missing.empty()) {
+    std::string cols;
+    for (const auto& h : have) cols += str(cols.empty() ? "" : ", ", h);
+    fail(path, ": Parquet file lacks SQuAD column(s) ", missing, " (it has ", cols,
+         "; expected id, title, context, question, answers)");
+  }
+  Reader r{path, answers_optional, {}, {}, {}};
+  int64_t row = 0;
+  std::string last_context;
+  std::vector<int64_t> cp;
+  using K = parquet::Value::Kind;
+  // Row group by row group, so only one group's cells are held beside the examples.
+  for (int g = 0; g < file->num_row_groups(); ++g) {
+    parquet::Table t = file->read_row_group(g, want);
+    auto col = [&](const char* name) {
+      return t.find(name) < 0 ? nullptr : &t.columns[static_cast<size_t>(t.find(name))];
+    };
+    auto* ids = col("id");
+    auto* titles = col("title");
+    auto* contexts = col("context");
+    auto* questions = col("question");
+    auto* answers = col("answers");
+    for (size_t i = 0; i < static_cast<size_t>(t.num_rows); ++i, ++row) {
+      const std::string where = str(path, ": row ", row);
+      auto text = [&](parquet::Value& v, const char* name) {
+        if (v.kind == K::Int) return std::to_string(v.i);  // integer ids, as the JSON reader accepts
+        if (v.kind != K::String) fail(where, ": column '", name, "' is not a string");
+        return std::move(v.s);
+      };
+      Example ex;
+      ex.id = text((*ids)[i], "id");
+      if (titles && !(*titles)[i].is_null()) ex.title = text((*titles)[i], "title");
+      ex.context = text((*contexts)[i], "context");
+      ex.question = text((*questions)[i], "question");
+      const parquet::Value* a = answers ? &(*answers)[i] : nullptr;
+      if (!a || a->is_null()) {
+        if (!answers_optional) fail(where, " (id \"", ex.id, "\"): no answers");
+        ++r.stats.without_answers;
+      } else {
+        const parquet::Value* texts = a->field("text");
+        const parquet::Value* starts = a->field("answer_start");
+        if (a->kind != K::Struct || !texts || !starts || texts->kind != K::List || starts->kind != K::List)
+          fail(where, " (id \"", ex.id,
+               "\"): column 'answers' must be {text: list<string>, answer_start: list<int>}");
+        if (texts->items.size() != starts->items.size())
+          fail(where, " (id \"", ex.id, "\"): answers has ", texts->items.size(), " texts but ",
+               starts->items.size(), " answer_start values");
+        for (size_t k = 0; k < texts->items.size(); ++k) {
+          if (texts->items[k].kind != K::String || starts->items[k].kind != K::Int)
+            fail(where, " (id \"", ex.id, "\"): answers[", k,
+                 "] is not a string text and an integer answer_start");
+          Answer ans;
+          ans.text = texts->items[k].s;
+          ans.start_char = starts->items[k].i;
+          ex.answers.push_back(std::move(ans));
+        }
+        ex.is_impossible = ex.answers.empty();
+      }
+      // SQuAD's rows come grouped by paragraph: reuse the context's code-point offsets.
+      if (row == 0 || ex.context != last_context) {
+        cp = utf8_codepoint_offsets(ex.context, where + " context");
+        last_context = ex.context;
+      }
+      r.add(std::move(ex), cp);
+    }
+  }
+  r.finish();
+  if (stats) *stats = r.stats;
+  return std::move(r.out);
+}
+
 std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats, bool answers_optional) {
+  const bool parquet = path.size() >= 8 && path.compare(path.size() - 8, 8, ".parquet") == 0;
+  if (parquet) return read_squad_parquet(path, stats, answers_optional);
   const bool csv = path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 ||
                                         path.compare(path.size() - 4, 4, ".CSV") == 0);
   if (csv) return parse_squad_csv(fs::read_file(path), path, stats, answers_optional);

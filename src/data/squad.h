@@ -32,17 +32,22 @@ struct SquadReadStats {
   int64_t without_answers = 0;  // records with no answers field (only with answers_optional)
 };
 
-// Reads `path`: a name ending in .csv is CSV (parse_squad_csv), anything else JSON (format detected from
-// content: a JSON document with "data" holding nested articles or flat records, or JSON lines of flat
-// records). Throws ct::Error naming the file, the record and the field on malformed input or wrong types.
-// Examples whose answers do not match context[answer_start:] are skipped with one summary warning line.
-// `answers_optional` (a --test_file): records without an answers field are kept with no answers and counted
-// in without_answers.
+// Reads `path`: a name ending in .parquet is Parquet (read_squad_parquet), .csv is CSV (parse_squad_csv),
+// anything else JSON (format detected from content: a JSON document with "data" holding nested articles or
+// flat records, or JSON lines of flat records). Throws ct::Error naming the file, the record and the field on
+// malformed input or wrong types. Examples whose answers do not match context[answer_start:] are skipped with
+// one summary warning line. `answers_optional` (a --test_file): records without an answers field are kept
+// with no answers and counted in without_answers.
 std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats = nullptr,
                                 bool answers_optional = false);
 // Same from text already in memory; `source` names it in errors.
 std::vector<Example> parse_squad(std::string_view text, const std::string& source,
                                  SquadReadStats* stats = nullptr, bool answers_optional = false);
+// Parquet as the Hub holds SQuAD (rajpurkar/squad): columns id, title, context, question (strings) and
+// answers {text: list<string>, answer_start: list<int32>}, read row group by row group; other columns are
+// ignored, a missing one throws naming it.
+std::vector<Example> read_squad_parquet(const std::string& path, SquadReadStats* stats = nullptr,
+                                        bool answers_optional = false);
 // CSV as run_qa's load_dataset("csv") reads it: a header naming id, title (optional), context, question,
 // answers (the Python repr of {'text': [...], 'answer_start': [...]}, as pandas writes HF's answers column);
 // other columns are ignored. A missing column throws naming it.

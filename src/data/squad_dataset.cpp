@@ -74,8 +74,9 @@ SquadDataset resolve_squad_dataset(const std::string& name, const std::string& c
     ds.v2 = true;
   } else {
     fail("--dataset_name: '", name,
-         "' is not available in coretrain (it reads squad, squad_v2, rajpurkar/squad, rajpurkar/squad_v2; "
-         "other data: --train_file/--validation_file/--test_file as JSON or CSV)");
+         "' is not available in coretrain (it reads squad, squad_v2, rajpurkar/squad, rajpurkar/squad_v2, a "
+         "SQuAD-shaped Hub dataset as org/name or a local dataset folder; other data: "
+         "--train_file/--validation_file/--test_file as JSON, CSV or Parquet)");
   }
   const std::string want = ds.v2 ? "squad_v2" : "plain_text";
   if (!config.empty() && config != want)
@@ -88,6 +89,15 @@ std::string squad_file_name(const SquadDataset& ds, const std::string& split) {
   if (split == "train") return str("train-", v, ".json");
   if (split == "validation") return str("dev-", v, ".json");
   fail(ds.name, " has no '", split, "' split (it has train and validation)");
+}
+
+bool squad_json_source() {
+  const char* v = std::getenv("CORETRAIN_SQUAD_URL");
+  return v && *v;
+}
+
+bool is_squad_name(const std::string& name) {
+  return name == "squad" || name == "rajpurkar/squad" || name == "squad_v2" || name == "rajpurkar/squad_v2";
 }
 
 std::string squad_base_url() {

@@ -1,4 +1,6 @@
-// --dataset_name squad / squad_v2 without Arrow or Parquet: the official SQuAD JSON files that HF's original
+// The legacy source of --dataset_name squad / squad_v2, used only when CORETRAIN_SQUAD_URL is set (otherwise
+// the qa command reads rajpurkar/squad's Parquet from the Hub, data/hub_dataset.h): the official SQuAD JSON
+// files that HF's original
 // `squad` loading script read (train-v1.1.json, dev-v1.1.json, train-v2.0.json, dev-v2.0.json), fetched once
 // into the datasets cache and read from there by every later run:
 //   <root>/coretrain-squad/<host>/<path of the base URL>/<file>.json     (":" and other odd characters ->
@@ -27,6 +29,10 @@ struct SquadDataset {
 SquadDataset resolve_squad_dataset(const std::string& name, const std::string& config);
 // The official file of a split ("train" or "validation"); other splits throw (SQuAD has no test split).
 std::string squad_file_name(const SquadDataset& ds, const std::string& split);
+// True when CORETRAIN_SQUAD_URL is set (not empty): --dataset_name reads the official JSON files from there.
+bool squad_json_source();
+// True for the names resolve_squad_dataset knows (squad, squad_v2 with or without rajpurkar/).
+bool is_squad_name(const std::string& name);
 // CORETRAIN_SQUAD_URL (trailing "/" dropped) or the default base URL above.
 std::string squad_base_url();
 // The cache root described above (`cache_dir` is the --cache_dir flag; "" when not given).

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "hub/hub_cache.h"
@@ -56,6 +57,13 @@ struct FileRef {
   std::string filename;
 };
 
+// A revision's files as the Hub lists them (the API's siblings), pinned to one commit.
+struct RepoFiles {
+  std::string commit;
+  std::vector<std::string> files;  // paths in the repo, '/'-separated
+  bool from_cache = false;         // offline / Hub unreachable: the cached snapshot's files only
+};
+
 class HubClient {
  public:
   explicit HubClient(HubOptions options = {});
@@ -65,6 +73,11 @@ class HubClient {
   std::string resolve(const FileRef& ref);
   // The same, but nullopt when the file does not exist in the repo (EntryNotFound, or a .no_exist marker).
   std::optional<std::string> resolve_optional(const FileRef& ref);
+
+  // GET {endpoint}/api/{models|datasets}/{repo}/revision/{revision} (hub_repo_files.cpp); records
+  // refs/<revision> in the cache. Offline, or when the Hub cannot be reached: the files of the cached
+  // snapshot that refs/<revision> names. Throws HubError as resolve() does.
+  RepoFiles list_files(RepoType type, const std::string& repo_id, const std::string& revision);
 
   const std::string& cache_root() const { return root_; }
   const std::string& endpoint() const { return endpoint_; }

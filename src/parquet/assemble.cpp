@@ -142,6 +142,9 @@ class Assembler {
   Value read_element_of_repeated(int r) {
     const SchemaNode& rep = s_.node(r);
     if (rep.is_leaf()) return read_leaf(rep);
+    // A repeated group that is itself a LIST (parquet-format's old two-level list of lists,
+    // parquet-testing's old_list_structure.parquet): each element is an inner list.
+    if (s_.list_element(r) >= 0) return read_list(r);
     Value v;
     v.kind = Value::Kind::Struct;
     for (int c : rep.children) {

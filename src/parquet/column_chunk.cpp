@@ -1,5 +1,6 @@
 #include "parquet/column_chunk.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -194,8 +195,10 @@ ChunkData read_column_chunk(const uint8_t* file, size_t file_size, const ColumnC
   const uint8_t* p = file + start;
   const uint8_t* end = p + m.total_compressed_size;
 
-  out.rep.reserve(static_cast<size_t>(m.num_values));
-  out.def.reserve(static_cast<size_t>(m.num_values));
+  // The footer's count is not trusted with memory: reserve a bounded amount, the pages prove the rest.
+  const size_t expect = static_cast<size_t>(std::min<int64_t>(m.num_values, int64_t{1} << 20));
+  out.rep.reserve(expect);
+  out.def.reserve(expect);
   Values dict;
   bool has_dict = false;
   ValueDecoder values{leaf, out};
@@ -281,7 +284,11 @@ ChunkData read_column_chunk(const uint8_t* file, size_t file_size, const ColumnC
           decode_levels_rle(Span{body + rl, dl}, max_def, static_cast<size_t>(n), out.def, "definition");
         const uint8_t* vbody = body + rl + dl;
         const size_t vcsize = csize - rl - dl, vusize = usize - rl - dl;
-        if (v2.is_compressed && m.codec != kUncompressed) {
+        if (vcsize == 0) {
+          // An empty values section (all nulls, or an empty page) is stored as zero bytes, not as an empty
+          // compressed stream (parquet-testing's datapage_v2_empty_datapage.snappy.parquet).
+          vals = Span{vbody, 0};
+        } else if (v2.is_compressed && m.codec != kUncompressed) {
           out.buffers.push_back(
               std::make_unique<std::vector<uint8_t>>(decompress(m.codec, vbody, vcsize, vusize)));
           vals = Span{out.buffers.back()->data(), out.buffers.back()->size()};

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "data/feature_cache.h"
 #include "data/features.h"
+#include "data/hub_dataset.h"
 #include "data/squad.h"
 #include "data/squad_dataset.h"
 #include "model/checkpoint.h"
@@ -140,10 +141,11 @@ QaDataset load_split(const std::string& flag, const std::string& path, int64_t m
   return ds;
 }
 
-// --dataset_name: the split's official SQuAD JSON in the datasets cache. Local rank 0 of each node fetches it
-// (under a file lock, so nodes sharing the folder download once) while the others wait; every rank fails with
-// the fetching rank's message when that fails.
-std::string dataset_split_file(const QaArguments& args, const std::string& split, const DistContext& dist) {
+// --dataset_name with CORETRAIN_SQUAD_URL set: the split's official SQuAD JSON in the datasets cache. Local
+// rank 0 of each node fetches it (under a file lock, so nodes sharing the folder download once) while the
+// others wait; every rank fails with the fetching rank's message when that fails.
+std::string squad_json_split_file(const QaArguments& args, const std::string& split,
+                                  const DistContext& dist) {
   const auto ds = data::resolve_squad_dataset(args.data.dataset_name, args.data.dataset_config_name);
   const std::string url = data::squad_base_url() + "/" + data::squad_file_name(ds, split);
   const std::string root = data::datasets_cache_dir(args.model.cache_dir);
@@ -163,6 +165,47 @@ std::string dataset_split_file(const QaArguments& args, const std::string& split
   if (dist.local_rank != 0) path = data::fetch_squad_file(url, root, /*offline=*/true);
   if (dist.rank == 0) log::info("--dataset_name ", args.data.dataset_name, " ", split, ": ", path);
   return path;
+}
+
+// --dataset_name: the split's Parquet file of the Hub dataset (rajpurkar/squad for squad), resolved as
+// datasets.load_dataset does (data/hub_dataset.h) into the Hub cache. Local rank 0 of each node resolves and
+// downloads (the Hub client locks each blob, so nodes sharing the cache download once) while the others wait,
+// then read the same snapshot offline; every rank fails with the resolving rank's message when that fails.
+std::string dataset_split_file(const QaArguments& args, const std::string& split, const DistContext& dist) {
+  if (data::squad_json_source()) return squad_json_split_file(args, split, dist);
+  data::DatasetRequest q;
+  q.name = args.data.dataset_name;
+  q.config = args.data.dataset_config_name;
+  q.cache_dir = args.model.cache_dir;
+  q.token = args.model.token;
+  std::vector<std::string> paths;
+  std::string err;
+  auto fetch = [&] {
+    const data::ResolvedDataset ds = data::resolve_dataset(q);
+    paths = data::fetch_split(q, ds, split);
+    if (paths.size() != 1)
+      fail(ds.repo_id, " split '", split, "' is made of ", paths.size(),
+           " files; coretrain qa reads one file per split (pass them merged as "
+           "--train_file/--validation_file)");
+  };
+  if (dist.local_rank == 0) {
+    try {
+      fetch();
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  const auto errs = allgather_strings(dist, err);
+  for (size_t r = 0; r < errs.size(); ++r)
+    if (!errs[r].empty())
+      fail("--dataset_name ", args.data.dataset_name, ": ", errs[r],
+           static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
+  if (dist.local_rank != 0) {
+    q.offline = true;
+    fetch();
+  }
+  if (dist.rank == 0) log::info("--dataset_name ", args.data.dataset_name, " ", split, ": ", paths[0]);
+  return paths[0];
 }
 
 // run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -77,7 +78,19 @@ void validate(QaArguments& a) {
   if (!c.demo) {
     if (m.model_name_or_path.empty() && m.config_name.empty())
       fail("--model_name_or_path: required (or --config_name for a model from random init)");
-    if (!d.dataset_name.empty()) {
+    // SQuAD's own names (and every name while CORETRAIN_SQUAD_URL selects the JSON files) are checked here;
+    // other Hub ids and dataset folders when they are resolved, before any training.
+    const bool other_hub_dataset =
+        !d.dataset_name.empty() && !data::squad_json_source() && !data::is_squad_name(d.dataset_name) &&
+        (d.dataset_name.find('/') != std::string::npos || std::filesystem::is_directory(d.dataset_name));
+    if (other_hub_dataset) {
+      for (auto [flag, v] :
+           {std::pair{"--train_file", &d.train_file}, std::pair{"--validation_file", &d.validation_file}})
+        if (!v->empty())
+          a.notes.push_back(ct::str(flag, " ", *v, " ignored: --dataset_name wins (as in run_qa)"));
+      if (t.do_predict && d.test_file.empty())
+        fail("--do_predict requires --test_file (with --dataset_name too)");
+    } else if (!d.dataset_name.empty()) {
       const auto ds = data::resolve_squad_dataset(d.dataset_name, d.dataset_config_name);
       for (auto [flag, v] :
            {std::pair{"--train_file", &d.train_file}, std::pair{"--validation_file", &d.validation_file}})

@@ -11,6 +11,9 @@ unknown revisions 404 RevisionNotFound; missing files 404 EntryNotFound. ROOT/_h
 fail_once: the first request for that file answers 503. drop_once: the first CDN GET of it sends half the bytes
 and closes the connection. cdn_delay: seconds the CDN waits before that file's body. GET /_stats returns every request
 seen so far as JSON. Usage: fake_hub.py ROOT PORT_FILE (writes "<hub port> <cdn port>" there once listening).
+Dataset repos (ROOT/datasets/<org>/<name>) also have the branch refs/convert/parquet, served from the folder
+ROOT/datasets/<org>/<name>@convert when it exists, and GET /api/datasets/<repo>/revision/<rev> lists a revision's
+files ({"id", "sha", "siblings": [{"rfilename"}]}), as huggingface_hub's dataset_info reads it. Parquet files are LFS.
 """
 import hashlib
 import json
@@ -46,7 +49,21 @@ def once(key):
 
 
 def is_lfs(path):
-    return path.endswith(".safetensors") or path.endswith(".bin")
+    return path.endswith(".safetensors") or path.endswith(".bin") or path.endswith(".parquet")
+
+
+CONVERT = "refs/convert/parquet"
+
+
+def revision_folder(repo, rev):
+    """(folder, commit) serving `rev` of `repo`, or None when the revision does not exist."""
+    folder = os.path.join(ROOT, repo)
+    if rev in ("main", commit_of(repo)):
+        return folder, commit_of(repo)
+    conv = folder + "@convert"
+    if repo.startswith("datasets/") and os.path.isdir(conv) and rev in (CONVERT, commit_of(repo + "@convert")):
+        return conv, commit_of(repo + "@convert")
+    return None
 
 
 def record(handler, server):
@@ -84,7 +101,45 @@ class Hub(BaseHTTPRequestHandler):
             with LOG_LOCK:
                 body = json.dumps(LOG).encode()
             return self.reply(200, {"Content-Type": "application/json"}, body)
+        if self.path.startswith("/api/"):
+            return self.handle_api()
         self.handle_resolve()
+
+    def check_repo(self, repo):
+        """Answers the error and returns False for unknown or gated repos, as resolve does."""
+        cfg = config()
+        if not os.path.isdir(os.path.join(ROOT, repo)):
+            self.error(401, "RepoNotFound", "Repository not found")
+            return False
+        if repo in cfg.get("gated", {}):
+            auth = self.headers.get("Authorization")
+            if auth is None:
+                self.error(401, "GatedRepo", "Access to dataset %s is restricted." % repo)
+                return False
+            if auth != "Bearer " + cfg["gated"][repo]:
+                self.error(403, "GatedRepo", "Access to dataset %s is restricted and you are not in the authorized list." % repo)
+                return False
+        return True
+
+    def handle_api(self):
+        record(self, "hub")
+        parts = self.path.split("?")[0].split("/")  # ['', 'api', 'datasets', org, name, 'revision', rev]
+        if len(parts) < 7 or parts[2] != "datasets" or parts[5] != "revision":
+            return self.error(404, "EntryNotFound", "unknown API")
+        repo = "datasets/" + parts[3] + "/" + parts[4]
+        if not self.check_repo(repo):
+            return
+        rev = urllib.parse.unquote("/".join(parts[6:]))
+        found = revision_folder(repo, rev)
+        if found is None:
+            return self.error(404, "RevisionNotFound", "Invalid rev id: " + rev)
+        folder, commit = found
+        files = []
+        for dirpath, _, names in os.walk(folder):
+            for n in names:
+                files.append(os.path.relpath(os.path.join(dirpath, n), folder))
+        body = {"id": repo[len("datasets/"):], "sha": commit, "siblings": [{"rfilename": f} for f in sorted(files)]}
+        self.reply(200, {"Content-Type": "application/json"}, json.dumps(body).encode())
 
     def handle_resolve(self):
         record(self, "hub")
@@ -114,9 +169,10 @@ class Hub(BaseHTTPRequestHandler):
                 return self.error(401, "GatedRepo", "Access to model %s is restricted." % repo)
             if auth != "Bearer " + cfg["gated"][repo]:
                 return self.error(403, "GatedRepo", "Access to model %s is restricted and you are not in the authorized list." % repo)
-        commit = commit_of(repo)
-        if rev not in ("main", commit):
+        found = revision_folder(repo, rev)
+        if found is None:
             return self.error(404, "RevisionNotFound", "Invalid rev id: " + rev)
+        folder, commit = found
         path = os.path.join(folder, fname)
         if not os.path.isfile(path):
             return self.error(404, "EntryNotFound", "%s does not exist on \"main\"" % fname,
@@ -124,7 +180,8 @@ class Hub(BaseHTTPRequestHandler):
         data = open(path, "rb").read()
         if is_lfs(fname):
             sha = hashlib.sha256(data).hexdigest()
-            loc = "http://127.0.0.1:%d/cdn/%s?name=%s" % (CDN_PORT[0], sha, urllib.parse.quote(key, safe=""))
+            served = os.path.relpath(path, ROOT)
+            loc = "http://127.0.0.1:%d/cdn/%s?name=%s" % (CDN_PORT[0], sha, urllib.parse.quote(served, safe=""))
             return self.reply(302, {"Location": loc, "X-Repo-Commit": commit, "X-Linked-Etag": '"%s"' % sha,
                                     "X-Linked-Size": str(len(data)), "ETag": '"%s"' % commit_of(sha)})
         etag = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

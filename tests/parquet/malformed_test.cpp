@@ -1,6 +1,7 @@
 // Malformed files: hand-made footers and a deterministic fuzz run over mutated and truncated fixtures.
 // Every outcome must be a clean read or one ct::Error line naming the file; never a crash, another
 // exception type (bad_alloc from a trusted size) or a hang. Run it under ASan/UBSan (cmake --preset debug).
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -66,15 +67,30 @@ TEST(ParquetMalformed, CorruptPageNamesRowGroupColumnAndPage) {
 }
 
 TEST(ParquetMalformed, FuzzMutationsNeverCrash) {
-  const char* files[] = {"squad.parquet",        "nested_v1.parquet",      "nested_v2.parquet",
-                         "encodings_v1.parquet", "encodings_v2.parquet",   "dict_fallback.parquet",
-                         "flat_v1_gzip.parquet", "flat_v2_zstd.parquet",   "conll.parquet",
-                         "flat_v1_lz4.parquet",  "flat_v1_brotli.parquet", "hyparquet_flat.parquet"};
+  const char* files[] = {"squad.parquet",
+                         "nested_v1.parquet",
+                         "nested_v2.parquet",
+                         "encodings_v1.parquet",
+                         "encodings_v2.parquet",
+                         "dict_fallback.parquet",
+                         "flat_v1_gzip.parquet",
+                         "flat_v2_zstd.parquet",
+                         "conll.parquet",
+                         "flat_v1_lz4.parquet",
+                         "flat_v1_brotli.parquet",
+                         "hyparquet_flat.parquet",
+                         "parquet-testing/nullable.impala.parquet",
+                         "parquet-testing/nested_maps.snappy.parquet",
+                         "parquet-testing/delta_encoding_optional_column.parquet",
+                         "parquet-testing/datapage_v2.snappy.parquet"};
   int errors = 0, clean = 0;
+  // CT_PARQUET_FUZZ_ITERS raises the per-file count for a longer run (the default keeps the test fast).
+  const char* env = std::getenv("CT_PARQUET_FUZZ_ITERS");
+  const int iters = env && std::atoi(env) > 0 ? std::atoi(env) : 300;
   for (const char* file : files) {
     const std::string good = test::slurp(test::fixture(file));
     std::mt19937 rng(12345);
-    for (int iter = 0; iter < 300; ++iter) {
+    for (int iter = 0; iter < iters; ++iter) {
       std::string bytes = good;
       const size_t n = bytes.size();
       const int kind = iter % 4;
