@@ -309,3 +309,46 @@ TEST(EncoderHeads, AnotherTasksCheckpointLoadsTheBodyAndNamesTheFreshHead) {
 
 }  // namespace
 }  // namespace ct::model
+
+namespace ct::model {
+namespace {
+
+// Inference (no kept activations) gives training mode's logits for every head (to rounding); dropout on (with
+// per-row keys, as data parallelism runs it) replays exactly and differs from dropout off.
+TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
+  for (const char* stem : {"bert_seq-cls", "distilbert_token-cls", "roberta_mlm", "electra_seq-cls",
+                           "roberta_multiple-choice", "electra_qa"}) {
+    const HeadGolden g = load_head_golden(stem);
+    EncoderModel m(g.config, g.head, Precision::f32);
+    load_params(m, g);
+    Inputs in = inputs_of(g, false);
+    m.forward(in.batch, StepOptions{});
+    const std::vector<float> eval = m.logits();
+    StepOptions infer;
+    infer.keep_activations = false;
+    m.forward(in.batch, infer);
+    // (inference fuses each FFN's bias and GELU into its matmul: the same values up to rounding)
+    ASSERT_EQ(m.logits().size(), eval.size()) << stem;
+    EXPECT_LE(rel_err(m.logits().data(), eval, 1e-3), 1e-5) << stem;
+
+    ModelConfig c = g.config;
+    c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;
+    c.classifier_dropout = 0.3;
+    EncoderModel d(c, g.head, Precision::f32);
+    load_params(d, g);
+    StepOptions train{true, 5, 0, {}};
+    for (int64_t b = 0; b < g.B; ++b) train.row_keys.push_back(100 + static_cast<uint64_t>(b));
+    const float l1 = d.forward(in.batch, train);
+    d.backward();
+    const std::vector<float> g1(d.grads_data(), d.grads_data() + d.num_params());
+    const float l2 = d.forward(in.batch, train);
+    d.backward();
+    EXPECT_EQ(l1, l2) << stem;
+    EXPECT_EQ(std::vector<float>(d.grads_data(), d.grads_data() + d.num_params()), g1) << stem;
+    EXPECT_NE(d.logits(), eval) << stem;
+    EXPECT_TRUE(std::isfinite(l1)) << stem;
+  }
+}
+
+}  // namespace
+}  // namespace ct::model
