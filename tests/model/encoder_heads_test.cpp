@@ -219,6 +219,11 @@ TEST_P(HeadGoldenTest, Bf16StaysCloseToTheReference) {
   check(GetParam(), Precision::bf16, false);
 }
 
+TEST_P(HeadGoldenTest, Bf16PackedStaysCloseToTheReference) {
+  if (std::string(GetParam()).find("_qa") != std::string::npos) GTEST_SKIP() << "QA's packed loss differs";
+  check(GetParam(), Precision::bf16, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFamilies, HeadGoldenTest, ::testing::ValuesIn(kStems),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string n = info.param;
