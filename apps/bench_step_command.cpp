@@ -224,7 +224,11 @@ int run_bench_step(int argc, char** argv) {
   for (double t : times) total += t;
   const double sec_per_step = total / static_cast<double>(times.size());
   const double samples_per_s = static_cast<double>(batch) / sec_per_step;
-  const double model_flops = 3.0 * ct::model::forward_matmul_flops(c, row_len);  // real tokens only
+  int64_t projected = 0;  // masked LM: the tokens the vocabulary projection runs on
+  if (head == ct::model::HeadKind::masked_lm)
+    for (int32_t l : labels) projected += l != -100;
+  const double model_flops =
+      3.0 * ct::model::forward_matmul_flops(c, row_len, head, projected);  // real tokens
   const double achieved = model_flops / sec_per_step / 1e9;
   const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
   // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
