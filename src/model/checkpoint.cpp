@@ -65,7 +65,8 @@ std::vector<std::string> safetensors_shards(const std::string& index_path) {
   return shards;
 }
 
-LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab) {
+LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab,
+                           bool ignore_mismatched_sizes) {
   namespace stdfs = std::filesystem;
   std::vector<SafetensorsFile> files;
   if (ends_with(path, ".index.json")) {
@@ -120,6 +121,11 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
         continue;
       }
       const ParamInfo& p = params[it->second];
+      if (t.shape != p.shape && ignore_mismatched_sizes) {
+        report.mismatched.push_back(
+            str(t.name, ": checkpoint ", shape_str(t.shape), ", model ", shape_str(p.shape)));
+        continue;
+      }
       auto [prev, fresh] = source_of.emplace(it->second, t.name);
       if (!fresh)
         fail(where, ": tensors \"", prev->second, "\" and \"", t.name, "\" both map to parameter \"", p.name,
@@ -127,7 +133,8 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       if (t.shape != p.shape)
         fail(where, ": tensor \"", t.name, "\" has shape ", shape_str(t.shape), ", the model",
              p.name == t.name ? std::string() : str(" parameter \"", p.name, "\""), " expects ",
-             shape_str(p.shape), " (config and weights disagree)");
+             shape_str(p.shape),
+             " (config and weights disagree; --ignore_mismatched_sizes initializes it fresh)");
       if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
         fail(where, ": tensor \"", t.name, "\" has dtype ", t.dtype, ", expected F32, BF16 or F16");
       if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
@@ -156,6 +163,10 @@ std::vector<std::string> check_missing_if(const LoadReport& report,
   if (!report.unexpected.empty())
     log::warn("Some weights of the checkpoint at ", report.source, " were not used (",
               report.unexpected.size(), "): ", join_some(report.unexpected, 8));
+  if (!report.mismatched.empty())
+    log::warn(
+        "Some weights of the checkpoint at ", report.source,
+        " have other shapes than the model's and are newly initialized: ", join_some(report.mismatched, 8));
   if (!report.renamed.empty())
     log::info("Renamed ", report.renamed.size(), " LayerNorm gamma/beta tensors of ", report.source,
               " to weight/bias");

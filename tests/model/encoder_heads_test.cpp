@@ -310,6 +310,11 @@ TEST(EncoderHeads, AnotherTasksCheckpointLoadsTheBodyAndNamesTheFreshHead) {
     EXPECT_NE(std::string(e.what()).find("tensor \"classifier."), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("expects [5"), std::string::npos) << e.what();
   }
+  // ... unless --ignore_mismatched_sizes: the classifier is then skipped and initialized fresh.
+  const LoadReport lenient = load_hf_weights(path, other.params(), other.params_data(), true);
+  EXPECT_EQ(lenient.mismatched.size(), 2u);
+  EXPECT_EQ(check_missing(lenient, other.layout().head_param_names()),
+            (std::vector<std::string>{"classifier.weight", "classifier.bias"}));
 }
 
 }  // namespace
