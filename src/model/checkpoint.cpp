@@ -35,6 +35,12 @@ std::string fix_layer_norm_name(const std::string& key) {
   return key;
 }
 
+// Masked-LM heads tie decoder.bias to the head's own bias; a file may hold it under either name.
+const std::map<std::string, std::string> kTiedAliases = {
+    {"cls.predictions.decoder.bias", "cls.predictions.bias"},
+    {"lm_head.decoder.bias", "lm_head.bias"},
+};
+
 std::string join_some(const std::vector<std::string>& names, size_t max) {
   std::string out;
   for (size_t i = 0; i < names.size() && i < max; ++i) out += (i ? ", " : "") + names[i];
@@ -103,6 +109,7 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
     const ParamInfo* param;
   };
   std::vector<Copy> copies;
+  std::vector<Copy> aliased;  // tied-decoder biases under the decoder's name
   for (const auto& file : files)
     for (const auto& t : file.tensors()) {
       const std::string& where = file.source();
@@ -117,7 +124,11 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       for (const auto& c : candidates)
         if ((it = by_name.find(c)) != by_name.end()) break;
       if (it == by_name.end()) {
-        report.unexpected.push_back(t.name);
+        if (const auto alias = kTiedAliases.find(fixed);
+            alias != kTiedAliases.end() && by_name.count(alias->second))
+          aliased.push_back({&file, &t, &params[by_name.at(alias->second)]});
+        else
+          report.unexpected.push_back(t.name);
         continue;
       }
       const ParamInfo& p = params[it->second];
@@ -140,6 +151,16 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
       copies.push_back({&file, &t, &p});
     }
+  // A decoder bias saved under the decoder's name fills the head's bias unless that came under its own.
+  for (const auto& c : aliased) {
+    const size_t i = static_cast<size_t>(c.param - params.data());
+    if (source_of.count(i) || c.tensor->shape != c.param->shape) {
+      report.unexpected.push_back(c.tensor->name);
+      continue;
+    }
+    source_of.emplace(i, c.tensor->name);
+    copies.push_back(c);
+  }
   // Only once every tensor is known good, so a failed load leaves the slab as it was.
   for (const auto& c : copies) c.file->read_f32(*c.tensor, slab + c.param->offset);
   for (size_t i = 0; i < params.size(); ++i)

@@ -323,6 +323,33 @@ TEST(EncoderHeads, AnotherTasksCheckpointLoadsTheBodyAndNamesTheFreshHead) {
 namespace ct::model {
 namespace {
 
+// A masked-LM checkpoint holding the tied decoder's bias under the decoder's name
+// (cls.predictions.decoder.bias, lm_head.decoder.bias) and its weight besides the word embeddings loads with
+// no edits.
+TEST(EncoderHeads, DecoderBiasUnderTheDecodersNameLoads) {
+  for (const char* stem : {"bert_mlm", "roberta_mlm"}) {
+    const HeadGolden g = load_head_golden(stem);
+    EncoderModel m(g.config, HeadKind::masked_lm, Precision::f32);
+    load_params(m, g);
+    const ParamLayout& lay = m.layout();
+    const std::string bias = lay.params[lay.index_at(lay.head.out_b)].name;
+    const std::string decoder = bias.substr(0, bias.rfind("bias")) + "decoder.";
+    std::vector<SafetensorWrite> tensors;
+    for (const ParamInfo& p : m.params())
+      tensors.push_back(
+          {p.name == bias ? decoder + "bias" : p.name, "F32", p.shape, m.params_data() + p.offset});
+    tensors.push_back({decoder + "weight", "F32", lay.params[0].shape, m.params_data() + lay.word_emb});
+    const std::string path = ::testing::TempDir() + "ct_heads_decoder.safetensors";
+    write_safetensors(path, std::move(tensors), {{"format", "pt"}}, true);
+    EncoderModel back(g.config, HeadKind::masked_lm, Precision::f32);
+    const LoadReport r = load_hf_weights(path, back.params(), back.params_data());
+    EXPECT_TRUE(r.missing.empty()) << stem;
+    EXPECT_EQ(r.unexpected, std::vector<std::string>{decoder + "weight"}) << stem;
+    EXPECT_TRUE(std::equal(back.params_data(), back.params_data() + back.num_params(), m.params_data()))
+        << stem;
+  }
+}
+
 // Inference (no kept activations) gives training mode's logits for every head (to rounding); dropout on (with
 // per-row keys, as data parallelism runs it) replays exactly and differs from dropout off.
 TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
