@@ -20,8 +20,8 @@
 #include "kernels/grad_norm.h"
 #include "kernels/optimizer.h"
 #include "kernels/peak.h"
+#include "model/encoder_model.h"
 #include "model/flops.h"
-#include "model/qa_model.h"
 
 namespace {
 
@@ -35,11 +35,13 @@ double peak_rss_mb() {
 }
 
 int run_bench_step(int argc, char** argv) {
-  CLI::App app{"Time BERT QA training steps (forward, backward, clip, AdamW) on random tokens",
+  CLI::App app{"Time encoder training steps (forward, backward, clip, AdamW) on random tokens",
                "coretrain bench step"};
   int64_t layers = 12, hidden = 768, heads = 12, intermediate = 3072, seq = 384, batch = 4, vocab = 30522;
   int steps = 3, warmup = 1;
   bool bf16 = false, distilbert = false, packed = false;
+  std::string model_type = "bert", head_name = "qa";
+  int64_t embedding_size = 0;
   std::vector<int64_t> lengths;
   uint64_t seed = 42;
   app.add_option("--layers", layers, "encoder layers")->transform(ct::app::kPositiveSize);
@@ -53,7 +55,15 @@ int run_bench_step(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed steps first")->check(ct::app::kNonNegative);
   app.add_option("--seed", seed, "init / data / dropout seed");
   app.add_flag("--bf16", bf16, "bf16 matmuls with f32 master weights (autocast-style)");
-  app.add_flag("--distilbert", distilbert, "DistilBERT instead of BERT (no token types)");
+  app.add_flag("--distilbert", distilbert,
+               "DistilBERT instead of BERT (no token types); --model_type distilbert");
+  app.add_option("--model_type", model_type, "bert, distilbert, roberta, xlm-roberta, camembert or electra")
+      ->check(CLI::IsMember({"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra"}));
+  app.add_option("--head", head_name,
+                 "qa, seq-cls, token-cls, mlm or multiple-choice (4 choices per example)")
+      ->check(CLI::IsMember({"qa", "seq-cls", "token-cls", "mlm", "multiple-choice"}));
+  app.add_option("--embedding_size", embedding_size, "ELECTRA's embedding width (default: --hidden)")
+      ->check(ct::app::kNonNegative);
   app.add_option(
          "--lengths", lengths,
          "real tokens of each row, cycled over the batch (default: every row --seq long); the rest is "
@@ -67,8 +77,11 @@ int run_bench_step(int argc, char** argv) {
     return app.exit(e);
   }
 
+  if (distilbert) model_type = "distilbert";
+  distilbert = model_type == "distilbert";
+  const ct::model::HeadKind head = ct::model::head_from_name(head_name);
   ModelConfig c;
-  c.model_type = distilbert ? "distilbert" : "bert";
+  c.model_type = model_type;
   c.vocab_size = vocab;
   c.hidden_size = hidden;
   c.num_hidden_layers = layers;
@@ -76,26 +89,39 @@ int run_bench_step(int argc, char** argv) {
   c.intermediate_size = intermediate;
   c.max_position_embeddings = std::max<int64_t>(512, seq);
   c.type_vocab_size = distilbert ? 0 : 2;
+  if (c.is_roberta_like()) {  // roberta-base's shape of the embeddings
+    c.positions = ct::model::PositionScheme::after_padding_idx;
+    c.pad_token_id = 1;
+    c.type_vocab_size = 1;
+    c.layer_norm_eps = 1e-5;
+    c.max_position_embeddings = std::max<int64_t>(514, seq + 2);
+  }
+  if (c.is_electra() && embedding_size > 0) c.embedding_size = embedding_size;
+  constexpr int64_t kChoices = 4;
+  c.num_labels = head == ct::model::HeadKind::token_classification ? 9 : 2;
+  CT_CHECK(head != ct::model::HeadKind::multiple_choice || batch % kChoices == 0,
+           "--head multiple-choice: --batch ", batch, " is not a multiple of the ", kChoices, " choices");
   CT_CHECK(hidden % heads == 0, "--hidden ", hidden, " is not divisible by --heads ", heads);
   if (lengths.empty()) lengths.push_back(seq);
   for (int64_t len : lengths) CT_CHECK(len <= seq, "--lengths: ", len, " is longer than --seq ", seq);
   std::vector<int64_t> row_len(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) row_len[b] = lengths[static_cast<size_t>(b) % lengths.size()];
 
-  ct::model::QaModel model(c, ct::model::resolve_precision(bf16));
+  ct::model::EncoderModel model(c, head, ct::model::resolve_precision(bf16));
   model.init_weights(seed);
   const bool ran_bf16 = model.precision() == Precision::bf16;
 
   // Random features: a question segment then a context segment, a span inside the context.
   ct::Generator gen(seed + 1);
   const int64_t N = batch * seq;
-  std::vector<int32_t> ids(N, 0), types(N, 0), mask(N, 0), start(batch), end(batch), lens32;
+  const int32_t pad = static_cast<int32_t>(c.pad_token_id);
+  std::vector<int32_t> ids(N, pad), types(N, 0), mask(N, 0), start(batch), end(batch), lens32, labels;
   int64_t real_tokens = 0;
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t len = row_len[b];
     for (int64_t t = 0; t < len; ++t) {
-      ids[b * seq + t] = static_cast<int32_t>(1 + gen.below(static_cast<uint64_t>(vocab - 1)));
-      types[b * seq + t] = t >= len / 4 ? 1 : 0;
+      ids[b * seq + t] = static_cast<int32_t>(2 + gen.below(static_cast<uint64_t>(vocab - 2)));
+      types[b * seq + t] = t >= len / 4 && c.type_vocab_size > 1 ? 1 : 0;
       mask[b * seq + t] = 1;
     }
     start[b] =
@@ -103,6 +129,24 @@ int run_bench_step(int argc, char** argv) {
     end[b] = static_cast<int32_t>(std::min<int64_t>(len - 1, start[b] + gen.below(8)));
     real_tokens += len;
     lens32.push_back(static_cast<int32_t>(len));
+  }
+  // Labels of the other heads: a class per row or per token, or run_mlm's 15% of tokens masked.
+  const bool per_token =
+      head == ct::model::HeadKind::token_classification || head == ct::model::HeadKind::masked_lm;
+  if (head == ct::model::HeadKind::sequence_classification)
+    for (int64_t b = 0; b < batch; ++b) labels.push_back(static_cast<int32_t>(gen.below(2)));
+  if (head == ct::model::HeadKind::multiple_choice)
+    for (int64_t e = 0; e < batch / kChoices; ++e)
+      labels.push_back(static_cast<int32_t>(gen.below(kChoices)));
+  if (per_token) {
+    labels.assign(N, -100);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < row_len[b]; ++t) {
+        if (head == ct::model::HeadKind::token_classification)
+          labels[b * seq + t] = static_cast<int32_t>(gen.below(9));
+        else if (gen.below(100) < 15)
+          labels[b * seq + t] = ids[b * seq + t];
+      }
   }
   if (packed) {  // the real tokens end to end
     std::vector<int32_t> pi, pt;
@@ -112,6 +156,12 @@ int run_bench_step(int argc, char** argv) {
     }
     ids = std::move(pi);
     types = std::move(pt);
+    if (per_token) {
+      std::vector<int32_t> pl;
+      for (int64_t b = 0; b < batch; ++b)
+        pl.insert(pl.end(), labels.begin() + b * seq, labels.begin() + b * seq + row_len[b]);
+      labels = std::move(pl);
+    }
   }
   ct::model::Batch bt;
   bt.B = batch;
@@ -120,8 +170,13 @@ int run_bench_step(int argc, char** argv) {
   bt.token_type_ids = distilbert ? nullptr : types.data();
   bt.attention_mask = packed ? nullptr : mask.data();
   bt.seq_lens = packed ? lens32.data() : nullptr;
-  bt.start_positions = start.data();
-  bt.end_positions = end.data();
+  if (head == ct::model::HeadKind::span) {
+    bt.start_positions = start.data();
+    bt.end_positions = end.data();
+  } else {
+    bt.labels = labels.data();
+    bt.num_choices = head == ct::model::HeadKind::multiple_choice ? kChoices : 0;
+  }
 
   const int64_t P = model.num_params();
   std::vector<float> exp_avg(P, 0.0f), exp_avg_sq(P, 0.0f);
@@ -132,9 +187,9 @@ int run_bench_step(int argc, char** argv) {
   hyper.weight_decay = 0.01;
 
   std::printf(
-      "bench step: %s QA, %lld layers, hidden %lld, heads %lld, intermediate %lld, seq %lld, batch %lld, "
+      "bench step: %s %s, %lld layers, hidden %lld, heads %lld, intermediate %lld, seq %lld, batch %lld, "
       "vocab %lld, %s, %d threads, %lld parameters, %lld real tokens of %lld (%s)\n",
-      c.model_type.c_str(), static_cast<long long>(layers), static_cast<long long>(hidden),
+      c.model_type.c_str(), head_name.c_str(), static_cast<long long>(layers), static_cast<long long>(hidden),
       static_cast<long long>(heads), static_cast<long long>(intermediate), static_cast<long long>(seq),
       static_cast<long long>(batch), static_cast<long long>(vocab), ran_bf16 ? "bf16" : "f32",
       ct::num_threads(), static_cast<long long>(P), static_cast<long long>(real_tokens),
@@ -146,8 +201,7 @@ int run_bench_step(int argc, char** argv) {
   for (int s = 0; s < warmup + steps; ++s) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
-    loss =
-        model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s), {}}, nullptr, nullptr);
+    loss = model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s), {}});
     const auto t1 = clock::now();
     model.backward();
     const auto t2 = clock::now();
@@ -170,7 +224,11 @@ int run_bench_step(int argc, char** argv) {
   for (double t : times) total += t;
   const double sec_per_step = total / static_cast<double>(times.size());
   const double samples_per_s = static_cast<double>(batch) / sec_per_step;
-  const double model_flops = 3.0 * ct::model::forward_matmul_flops(c, row_len);  // real tokens only
+  int64_t projected = 0;  // masked LM: the tokens the vocabulary projection runs on
+  if (head == ct::model::HeadKind::masked_lm)
+    for (int32_t l : labels) projected += l != -100;
+  const double model_flops =
+      3.0 * ct::model::forward_matmul_flops(c, row_len, head, projected);  // real tokens
   const double achieved = model_flops / sec_per_step / 1e9;
   const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
   // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
@@ -193,5 +251,5 @@ int run_bench_step(int argc, char** argv) {
 
 }  // namespace
 
-CT_COMMAND("bench step", "time BERT QA training steps (forward, backward, AdamW) on random tokens",
+CT_COMMAND("bench step", "time encoder training steps (forward, backward, AdamW) on random tokens",
            run_bench_step);

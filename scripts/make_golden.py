@@ -112,7 +112,7 @@ def run(model, inputs, dtype, autocast, packed=False):
 # Every family x head on a tiny config (vocab 40, hidden 32, 2 layers, 4 heads, intermediate 48; ELECTRA's
 # embeddings 16 wide, projected), B 3 (multiple choice: 2 examples x 3 choices), T 12. Each file holds
 #   input.{input_ids,token_type_ids,attention_mask} I32, input.labels I32 or input.float_labels F32,
-#   param.<HF name>, f32.{logits,loss} + f32.grad.<HF name> (float64 reference), bf16.* (autocast),
+#   param.<HF name>, f32.{logits,loss} + f32.grad.<HF name> (float64 reference), bf16.{logits,loss} (autocast),
 # metadata "config", "head", "num_choices". Labels: -100 on pads and some real tokens (token-cls, mlm), so
 # the packed batch (no pads) has the same loss. Logits: seq-cls [B, C]; token-cls [B, T, C]; mlm [B, T, V]
 # (every position, as HF; coretrain projects only the labelled ones); multiple choice [E, C]; qa [B, T, 2].
@@ -248,7 +248,10 @@ def make_head_goldens():
             tensors["input.labels"] = labels.to(torch.int32)
         for n, p in params.items():
             tensors["param." + n] = p
-        for prefix, out, grads in (("f32.", ref, ref_grads), ("bf16.", bf, bf_grads)):
+        # bf16: loss and logits only; the C++ bf16 gradients are held to the float64 ones (torch's own bf16
+        # gradients are no yardstick: on DistilBERT's multiple choice they land up to 150% from float64).
+        del bf_grads
+        for prefix, out, grads in (("f32.", ref, ref_grads), ("bf16.", bf, {})):
             for k, v in out.items():
                 tensors[prefix + k] = v
             for n, gr in grads.items():

@@ -35,6 +35,12 @@ std::string fix_layer_norm_name(const std::string& key) {
   return key;
 }
 
+// Masked-LM heads tie decoder.bias to the head's own bias; a file may hold it under either name.
+const std::map<std::string, std::string> kTiedAliases = {
+    {"cls.predictions.decoder.bias", "cls.predictions.bias"},
+    {"lm_head.decoder.bias", "lm_head.bias"},
+};
+
 std::string join_some(const std::vector<std::string>& names, size_t max) {
   std::string out;
   for (size_t i = 0; i < names.size() && i < max; ++i) out += (i ? ", " : "") + names[i];
@@ -65,7 +71,8 @@ std::vector<std::string> safetensors_shards(const std::string& index_path) {
   return shards;
 }
 
-LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab) {
+LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab,
+                           bool ignore_mismatched_sizes) {
   namespace stdfs = std::filesystem;
   std::vector<SafetensorsFile> files;
   if (ends_with(path, ".index.json")) {
@@ -102,6 +109,7 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
     const ParamInfo* param;
   };
   std::vector<Copy> copies;
+  std::vector<Copy> aliased;  // tied-decoder biases under the decoder's name
   for (const auto& file : files)
     for (const auto& t : file.tensors()) {
       const std::string& where = file.source();
@@ -116,10 +124,19 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       for (const auto& c : candidates)
         if ((it = by_name.find(c)) != by_name.end()) break;
       if (it == by_name.end()) {
-        report.unexpected.push_back(t.name);
+        if (const auto alias = kTiedAliases.find(fixed);
+            alias != kTiedAliases.end() && by_name.count(alias->second))
+          aliased.push_back({&file, &t, &params[by_name.at(alias->second)]});
+        else
+          report.unexpected.push_back(t.name);
         continue;
       }
       const ParamInfo& p = params[it->second];
+      if (t.shape != p.shape && ignore_mismatched_sizes) {
+        report.mismatched.push_back(
+            str(t.name, ": checkpoint ", shape_str(t.shape), ", model ", shape_str(p.shape)));
+        continue;
+      }
       auto [prev, fresh] = source_of.emplace(it->second, t.name);
       if (!fresh)
         fail(where, ": tensors \"", prev->second, "\" and \"", t.name, "\" both map to parameter \"", p.name,
@@ -127,12 +144,23 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       if (t.shape != p.shape)
         fail(where, ": tensor \"", t.name, "\" has shape ", shape_str(t.shape), ", the model",
              p.name == t.name ? std::string() : str(" parameter \"", p.name, "\""), " expects ",
-             shape_str(p.shape), " (config and weights disagree)");
+             shape_str(p.shape),
+             " (config and weights disagree; --ignore_mismatched_sizes initializes it fresh)");
       if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")
         fail(where, ": tensor \"", t.name, "\" has dtype ", t.dtype, ", expected F32, BF16 or F16");
       if (fixed != t.name) report.renamed.emplace_back(t.name, p.name);
       copies.push_back({&file, &t, &p});
     }
+  // A decoder bias saved under the decoder's name fills the head's bias unless that came under its own.
+  for (const auto& c : aliased) {
+    const size_t i = static_cast<size_t>(c.param - params.data());
+    if (source_of.count(i) || c.tensor->shape != c.param->shape) {
+      report.unexpected.push_back(c.tensor->name);
+      continue;
+    }
+    source_of.emplace(i, c.tensor->name);
+    copies.push_back(c);
+  }
   // Only once every tensor is known good, so a failed load leaves the slab as it was.
   for (const auto& c : copies) c.file->read_f32(*c.tensor, slab + c.param->offset);
   for (size_t i = 0; i < params.size(); ++i)
@@ -156,6 +184,10 @@ std::vector<std::string> check_missing_if(const LoadReport& report,
   if (!report.unexpected.empty())
     log::warn("Some weights of the checkpoint at ", report.source, " were not used (",
               report.unexpected.size(), "): ", join_some(report.unexpected, 8));
+  if (!report.mismatched.empty())
+    log::warn(
+        "Some weights of the checkpoint at ", report.source,
+        " have other shapes than the model's and are newly initialized: ", join_some(report.mismatched, 8));
   if (!report.renamed.empty())
     log::info("Renamed ", report.renamed.size(), " LayerNorm gamma/beta tensors of ", report.source,
               " to weight/bias");

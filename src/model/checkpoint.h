@@ -16,7 +16,10 @@ struct LoadReport {
   std::vector<std::string> missing;     // model parameter names the file lacks (left untouched in the slab)
   std::vector<std::string> unexpected;  // file tensor names no parameter takes (skipped: pooler, cls.*, ...)
   std::vector<std::pair<std::string, std::string>> renamed;  // file name -> parameter name, for gamma/beta
-  std::string source;                                        // file that was read
+  // With ignore_mismatched_sizes: file tensor name, its shape and the model's, for each tensor skipped
+  // because the shapes differ (its parameter is then in `missing`, for a fresh init).
+  std::vector<std::string> mismatched;
+  std::string source;  // file that was read
 };
 
 // Fills slab[p.offset .. p.offset + p.numel()) for every parameter found in the safetensors file at `path`
@@ -24,7 +27,10 @@ struct LoadReport {
 // converting F32/BF16/F16 to f32. Throws ct::Error naming the file and tensor on a shape mismatch, an
 // unsupported dtype, two file tensors that map to one parameter, or any malformed header. Missing parameters
 // are only reported: the caller decides (see check_missing).
-LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab);
+// ignore_mismatched_sizes (transformers' from_pretrained flag): a tensor whose shape differs from its
+// parameter's (another num_labels) is skipped and listed in `mismatched` instead of being an error.
+LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>& params, float* slab,
+                           bool ignore_mismatched_sizes = false);
 
 // HF's policy on a load: a missing task head ("qa_outputs.*") is returned for the caller to initialize fresh
 // (with a warning logged, as transformers does); any other missing parameter throws naming the file and the

@@ -258,6 +258,9 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& source)
     fail(source, ": field \"model_type\" is \"", type,
          "\", expected bert, distilbert, roberta, xlm-roberta, camembert or electra");
   }
+  if (const json* arch = r.peek("architectures"); arch && arch->is_array())
+    for (const auto& a : *arch)
+      if (a.is_string()) c.architectures.push_back(a.get<std::string>());
   c.extra = r.rest();
   return c;
 }
@@ -326,6 +329,17 @@ const char* head_class_suffix(HeadKind head) {
       return "ForMultipleChoice";
   }
   return "ForQuestionAnswering";
+}
+
+HeadKind head_from_architectures(const ModelConfig& c, HeadKind fallback) {
+  for (const auto& a : c.architectures)
+    for (HeadKind h : {HeadKind::span, HeadKind::sequence_classification, HeadKind::token_classification,
+                       HeadKind::masked_lm, HeadKind::multiple_choice}) {
+      const std::string suffix = head_class_suffix(h);
+      if (a.size() > suffix.size() && a.compare(a.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return h;
+    }
+  return fallback;
 }
 
 std::string config_to_json(const ModelConfig& c, HeadKind head) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,8 @@ struct ModelConfig {
   std::string problem_type;          // "", "regression", "single_label_classification", ...
   double classifier_dropout = -1.0;  // null: hidden_dropout_prob (BERT, RoBERTa, ELECTRA)
   double seq_classif_dropout = 0.2;  // distilbert's sequence-classification / multiple-choice dropout
+  // config.json "architectures" as read (the writer names the head it saves instead).
+  std::vector<std::string> architectures;
   // Fields we do not interpret, kept so a saved config.json round-trips them.
   nlohmann::json extra = nlohmann::json::object();
 
@@ -80,5 +83,8 @@ HeadKind head_from_name(const std::string& name);
 const char* head_name(HeadKind head);
 // "ForQuestionAnswering", "ForSequenceClassification", ... (HF's class suffix).
 const char* head_class_suffix(HeadKind head);
+// The head config.json's "architectures" names (<Family>ForSequenceClassification -> sequence
+// classification, ...), or `fallback` when it names none (a base model, ForPreTraining, no field).
+HeadKind head_from_architectures(const ModelConfig& config, HeadKind fallback);
 
 }  // namespace ct::model

@@ -3,10 +3,8 @@
 #include "model/encoder_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <string>
 
@@ -16,7 +14,6 @@
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
-#include "kernels/cross_entropy.h"
 #include "kernels/dropout.h"
 #include "kernels/embedding.h"
 #include "kernels/gemm.h"

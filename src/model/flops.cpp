@@ -17,6 +17,37 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
   return total;
 }
 
+double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths, HeadKind head,
+                            int64_t projected) {
+  const double H = static_cast<double>(c.hidden_size), E = static_cast<double>(c.embedding_width());
+  double tokens = 0;
+  for (int64_t len : lengths) tokens += static_cast<double>(len);
+  const double seqs = static_cast<double>(lengths.size());
+  double total = forward_matmul_flops(c, lengths) - 2 * H * 2 * tokens;  // less the QA head
+  if (c.projects_embeddings()) total += 2 * E * H * tokens;
+  const double labels = static_cast<double>(c.num_labels);
+  switch (head) {
+    case HeadKind::span:
+      total += 2 * H * 2 * tokens;
+      break;
+    case HeadKind::sequence_classification:
+      total += seqs * (2 * H * H + 2 * H * labels);
+      break;
+    case HeadKind::multiple_choice:
+      total += seqs * (2 * H * H + 2 * H);
+      break;
+    case HeadKind::token_classification:
+      total += tokens * 2 * H * labels;
+      break;
+    case HeadKind::masked_lm: {
+      const double W = c.is_electra() ? E : H;
+      total += static_cast<double>(projected) * (2 * H * W + 2 * W * static_cast<double>(c.vocab_size));
+      break;
+    }
+  }
+  return total;
+}
+
 double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T) {
   const std::vector<int64_t> lengths(static_cast<size_t>(B), T);
   return forward_matmul_flops(c, lengths);

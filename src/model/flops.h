@@ -17,4 +17,9 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
 // B sequences of T tokens each.
 double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T);
 
+// The same for another head in place of the QA head: `sequences` sequences, `tokens` real tokens and, for a
+// masked LM, `projected` tokens the vocabulary projection runs on (ELECTRA's embedding projection counted).
+double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths, HeadKind head,
+                            int64_t projected);
+
 }  // namespace ct::model

@@ -2,6 +2,9 @@
 // all-ignored NaN (torch semantics), bad targets.
 #include "kernels/cross_entropy.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -34,6 +37,36 @@ TEST(CrossEntropy, LossAndGradientOnStridedQaLogits) {
     return 0.5 * cross_entropy_forward(l.data(), logits.data(), targets.data(), B, T, 2 * T, 2, T);
   };
   test::expect_fd(f, logits.data(), d.data(), B * T * 2, 1e-2, 1e-3, 1e-2, "dlogits", 100);
+}
+
+// A masked LM's rows (a vocabulary wide, -100 ignored) run in parallel: the same loss and gradient bits for
+// any thread count, and the loss is the mean of the direct formula over the kept rows.
+TEST(CrossEntropy, VocabularyRowsAreThreadInvariant) {
+  const int64_t B = 9, V = 20000;
+  auto logits = test::randn(B * V, 5, 3.0f);
+  std::vector<int64_t> targets{3, -100, 19999, 0, -100, 7, 12345, 1, 2};
+  auto run = [&](int threads, std::vector<float>& d) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<float> lse(B);
+    const float loss = cross_entropy_forward(lse.data(), logits.data(), targets.data(), B, V, V, 1, -100);
+    d.assign(B * V, 0.0f);
+    cross_entropy_backward(d.data(), logits.data(), lse.data(), targets.data(), B, V, V, 1, -100, 1.0f);
+    omp_set_num_threads(saved);
+    return loss;
+  };
+  std::vector<float> d1, d3;
+  const float l1 = run(1, d1), l3 = run(3, d3);
+  EXPECT_EQ(l1, l3);
+  EXPECT_EQ(d1, d3);
+  double want = 0.0;
+  for (int64_t b : {0, 2, 3, 5, 6, 7, 8}) {
+    double mx = -1e30, s = 0.0;
+    for (int64_t t = 0; t < V; ++t) mx = std::max(mx, static_cast<double>(logits[b * V + t]));
+    for (int64_t t = 0; t < V; ++t) s += std::exp(logits[b * V + t] - mx);
+    want += mx + std::log(s) - logits[b * V + targets[b]];
+  }
+  EXPECT_NEAR(l1, want / 7, 1e-5);
 }
 
 TEST(CrossEntropy, AllIgnoredGivesNaNLikeTorch) {

@@ -1,7 +1,9 @@
 // Test helper for torch_load_test.py: the C++ side of the checkpoint exchange with PyTorch.
-//   ct_checkpoint_tool write <dir> <bert|distilbert> <seed>
-//     a tiny QA model, HF-initialized from <seed>, saved as <dir>/config.json + <dir>/model.safetensors, plus
-//     <dir>/coretrain_logits.json: its eval-mode logits on fixed inputs.
+//   ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head]
+//     a tiny model (QA unless a head is named: seq-cls, token-cls, mlm, multiple-choice), HF-initialized
+//     from <seed>, saved as <dir>/config.json + <dir>/model.safetensors, plus <dir>/coretrain_logits.json:
+//     its eval-mode logits on fixed inputs (QA: start_logits / end_logits; others: "logits", flat, every
+//     token projected for mlm, the 2 rows as one example's 2 choices for multiple-choice).
 //   ct_checkpoint_tool forward <dir>
 //     loads <dir>/config.json and the weights as `coretrain qa` would (fresh head when missing) and writes
 //     the logits on <dir>/inputs.json to <dir>/coretrain_logits.json, with the load report.
@@ -15,6 +17,7 @@
 #include "core/fs.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/encoder_model.h"
 #include "model/qa_model.h"
 
 namespace {
@@ -24,6 +27,19 @@ using namespace ct;
 using namespace ct::model;
 
 ModelConfig tiny(const std::string& type) {
+  if (type == "roberta" || type == "electra") {
+    json j{{"model_type", type},
+           {"vocab_size", 50},
+           {"hidden_size", 16},
+           {"num_hidden_layers", 2},
+           {"num_attention_heads", 4},
+           {"intermediate_size", 24},
+           {"max_position_embeddings", 34},
+           {"type_vocab_size", 2}};
+    if (type == "roberta") j["pad_token_id"] = 1, j["type_vocab_size"] = 1, j["layer_norm_eps"] = 1e-5;
+    if (type == "electra") j["embedding_size"] = 8;
+    return config_from_json(j, "tiny " + type);
+  }
   json j = type == "bert"
                ? json{{"model_type", "bert"},          {"vocab_size", 50},         {"hidden_size", 16},
                       {"num_hidden_layers", 2},        {"num_attention_heads", 4}, {"intermediate_size", 24},
@@ -70,9 +86,50 @@ json fixed_inputs(const ModelConfig& c) {
     for (int64_t t = 0; t < T; ++t) {
       ids[b].push_back(static_cast<int32_t>((7 * b + 3 * t + 1) % c.vocab_size));
       mask[b].push_back(b == 1 && t >= 7 ? 0 : 1);
-      types[b].push_back(c.is_distilbert() ? 0 : (t >= 5 ? 1 : 0));
+      types[b].push_back(c.is_distilbert() || c.type_vocab_size < 2 ? 0 : (t >= 5 ? 1 : 0));
     }
   return {{"input_ids", ids}, {"attention_mask", mask}, {"token_type_ids", types}};
+}
+
+json run_head_forward(EncoderModel& model, const json& inputs) {
+  const auto ids = inputs.at("input_ids").get<std::vector<std::vector<int32_t>>>();
+  const auto mask = inputs.at("attention_mask").get<std::vector<std::vector<int32_t>>>();
+  const auto types = inputs.at("token_type_ids").get<std::vector<std::vector<int32_t>>>();
+  const int64_t B = static_cast<int64_t>(ids.size()), T = static_cast<int64_t>(ids.at(0).size());
+  std::vector<int32_t> flat_ids, flat_mask, flat_types;
+  for (int64_t b = 0; b < B; ++b) {
+    flat_ids.insert(flat_ids.end(), ids[b].begin(), ids[b].end());
+    flat_mask.insert(flat_mask.end(), mask[b].begin(), mask[b].end());
+    flat_types.insert(flat_types.end(), types[b].begin(), types[b].end());
+  }
+  Batch batch;
+  batch.B = B;
+  batch.T = T;
+  batch.input_ids = flat_ids.data();
+  batch.attention_mask = flat_mask.data();
+  batch.token_type_ids = flat_types.data();
+  batch.num_choices = model.head_kind() == HeadKind::multiple_choice ? B : 0;
+  model.forward(batch, StepOptions{});
+  json out = inputs;
+  out["logits"] = model.logits();
+  return out;
+}
+
+int write_head_mode(const std::string& dir, const std::string& type, uint64_t seed, const std::string& head) {
+  ModelConfig config = tiny(type);
+  config.num_labels = 3;
+  EncoderModel model(config, head_from_name(head), Precision::f32);
+  model.init_weights(seed);
+  float* p = model.params_data();
+  for (const auto& info : model.params())
+    if (!info.decay)
+      for (int64_t i = 0; i < info.numel(); ++i)
+        p[info.offset + i] += 0.01f * static_cast<float>((i * 7 + info.offset) % 13) - 0.06f;
+  model.mark_weights_changed();
+  fs::write_file_atomic(dir + "/config.json", config_to_json(config, model.head_kind()));
+  save_hf_weights(dir + "/model.safetensors", model.params(), model.params_data());
+  fs::write_file_atomic(dir + "/coretrain_logits.json", run_head_forward(model, fixed_inputs(config)).dump());
+  return 0;
 }
 
 int write_mode(const std::string& dir, const std::string& type, uint64_t seed) {
@@ -113,8 +170,11 @@ int main(int argc, char** argv) {
   try {
     const std::vector<std::string> a(argv + 1, argv + argc);
     if (a.size() == 4 && a[0] == "write") return write_mode(a[1], a[2], std::stoull(a[3]));
+    if (a.size() == 5 && a[0] == "write") return write_head_mode(a[1], a[2], std::stoull(a[3]), a[4]);
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
-    std::fprintf(stderr, "usage: ct_checkpoint_tool write <dir> <bert|distilbert> <seed> | forward <dir>\n");
+    std::fprintf(stderr,
+                 "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head] | "
+                 "forward <dir>\n");
     return 2;
   } catch (const ct::Error& e) {
     std::fprintf(stderr, "ct_checkpoint_tool: %s\n", e.what());

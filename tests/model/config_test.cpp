@@ -311,6 +311,21 @@ TEST(Config, HeadFieldsFollowPretrainedConfig) {
   EXPECT_THROW(head_from_name("ctc"), Error);
 }
 
+TEST(Config, ArchitecturesNameTheHead) {
+  EXPECT_EQ(head_from_architectures(config_from_json(json::parse(kRobertaBase), "r"), HeadKind::span),
+            HeadKind::masked_lm);
+  EXPECT_EQ(head_from_architectures(config_from_json(json::parse(kElectraSmall), "e"), HeadKind::span),
+            HeadKind::span);  // ElectraForPreTraining: no head of ours
+  for (HeadKind h : {HeadKind::span, HeadKind::sequence_classification, HeadKind::token_classification,
+                     HeadKind::masked_lm, HeadKind::multiple_choice}) {
+    const auto c =
+        config_from_json(json::parse(config_to_json(config_from_json(tiny_bert(), "b"), h)), "back");
+    EXPECT_EQ(head_from_architectures(c, HeadKind::span), h) << head_name(h);
+  }
+  EXPECT_EQ(head_from_architectures(config_from_json(tiny_bert(), "b"), HeadKind::token_classification),
+            HeadKind::token_classification);
+}
+
 TEST(ConfigBad, FamilyFieldsNamed) {
   json r = json::parse(kRobertaBase);
   expect_bad(with(r, "pad_token_id", nullptr), {"\"pad_token_id\"", "padding index"});

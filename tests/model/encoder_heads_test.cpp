@@ -219,6 +219,11 @@ TEST_P(HeadGoldenTest, Bf16StaysCloseToTheReference) {
   check(GetParam(), Precision::bf16, false);
 }
 
+TEST_P(HeadGoldenTest, Bf16PackedStaysCloseToTheReference) {
+  if (std::string(GetParam()).find("_qa") != std::string::npos) GTEST_SKIP() << "QA's packed loss differs";
+  check(GetParam(), Precision::bf16, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFamilies, HeadGoldenTest, ::testing::ValuesIn(kStems),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string n = info.param;
@@ -304,6 +309,81 @@ TEST(EncoderHeads, AnotherTasksCheckpointLoadsTheBodyAndNamesTheFreshHead) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("tensor \"classifier."), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("expects [5"), std::string::npos) << e.what();
+  }
+  // ... unless --ignore_mismatched_sizes: the classifier is then skipped and initialized fresh.
+  const LoadReport lenient = load_hf_weights(path, other.params(), other.params_data(), true);
+  EXPECT_EQ(lenient.mismatched.size(), 2u);
+  EXPECT_EQ(check_missing(lenient, other.layout().head_param_names()),
+            (std::vector<std::string>{"classifier.weight", "classifier.bias"}));
+}
+
+}  // namespace
+}  // namespace ct::model
+
+namespace ct::model {
+namespace {
+
+// A masked-LM checkpoint holding the tied decoder's bias under the decoder's name
+// (cls.predictions.decoder.bias, lm_head.decoder.bias) and its weight besides the word embeddings loads with
+// no edits.
+TEST(EncoderHeads, DecoderBiasUnderTheDecodersNameLoads) {
+  for (const char* stem : {"bert_mlm", "roberta_mlm"}) {
+    const HeadGolden g = load_head_golden(stem);
+    EncoderModel m(g.config, HeadKind::masked_lm, Precision::f32);
+    load_params(m, g);
+    const ParamLayout& lay = m.layout();
+    const std::string bias = lay.params[lay.index_at(lay.head.out_b)].name;
+    const std::string decoder = bias.substr(0, bias.rfind("bias")) + "decoder.";
+    std::vector<SafetensorWrite> tensors;
+    for (const ParamInfo& p : m.params())
+      tensors.push_back(
+          {p.name == bias ? decoder + "bias" : p.name, "F32", p.shape, m.params_data() + p.offset});
+    tensors.push_back({decoder + "weight", "F32", lay.params[0].shape, m.params_data() + lay.word_emb});
+    const std::string path = ::testing::TempDir() + "ct_heads_decoder.safetensors";
+    write_safetensors(path, std::move(tensors), {{"format", "pt"}}, true);
+    EncoderModel back(g.config, HeadKind::masked_lm, Precision::f32);
+    const LoadReport r = load_hf_weights(path, back.params(), back.params_data());
+    EXPECT_TRUE(r.missing.empty()) << stem;
+    EXPECT_EQ(r.unexpected, std::vector<std::string>{decoder + "weight"}) << stem;
+    EXPECT_TRUE(std::equal(back.params_data(), back.params_data() + back.num_params(), m.params_data()))
+        << stem;
+  }
+}
+
+// Inference (no kept activations) gives training mode's logits for every head (to rounding); dropout on (with
+// per-row keys, as data parallelism runs it) replays exactly and differs from dropout off.
+TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
+  for (const char* stem : {"bert_seq-cls", "distilbert_token-cls", "roberta_mlm", "electra_seq-cls",
+                           "roberta_multiple-choice", "electra_qa"}) {
+    const HeadGolden g = load_head_golden(stem);
+    EncoderModel m(g.config, g.head, Precision::f32);
+    load_params(m, g);
+    Inputs in = inputs_of(g, false);
+    m.forward(in.batch, StepOptions{});
+    const std::vector<float> eval = m.logits();
+    StepOptions infer;
+    infer.keep_activations = false;
+    m.forward(in.batch, infer);
+    // (inference fuses each FFN's bias and GELU into its matmul: the same values up to rounding)
+    ASSERT_EQ(m.logits().size(), eval.size()) << stem;
+    EXPECT_LE(rel_err(m.logits().data(), eval, 1e-3), 1e-5) << stem;
+
+    ModelConfig c = g.config;
+    c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;
+    c.classifier_dropout = 0.3;
+    EncoderModel d(c, g.head, Precision::f32);
+    load_params(d, g);
+    StepOptions train{true, 5, 0, {}};
+    for (int64_t b = 0; b < g.B; ++b) train.row_keys.push_back(100 + static_cast<uint64_t>(b));
+    const float l1 = d.forward(in.batch, train);
+    d.backward();
+    const std::vector<float> g1(d.grads_data(), d.grads_data() + d.num_params());
+    const float l2 = d.forward(in.batch, train);
+    d.backward();
+    EXPECT_EQ(l1, l2) << stem;
+    EXPECT_EQ(std::vector<float>(d.grads_data(), d.grads_data() + d.num_params()), g1) << stem;
+    EXPECT_NE(d.logits(), eval) << stem;
+    EXPECT_TRUE(std::isfinite(l1)) << stem;
   }
 }
 

@@ -26,5 +26,20 @@ TEST(Flops, BertBaseByHandAndRealTokensOnly) {
   EXPECT_DOUBLE_EQ(forward_matmul_flops(c, std::vector<int64_t>{}), 0.0);
 }
 
+// Other heads replace the QA head's 2 outputs per token with their own products; a masked LM counts its
+// vocabulary projection on the projected tokens only.
+TEST(Flops, HeadsCountTheirOwnMatmuls) {
+  ModelConfig c;
+  const double H = 768, V = 30522;
+  const std::vector<int64_t> lens = {128, 100};
+  const double qa = forward_matmul_flops(c, lens);
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::span, 0), qa);
+  const double body = qa - 2 * H * 2 * 228;
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::masked_lm, 34),
+                   body + 34 * (2 * H * H + 2 * H * V));
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::sequence_classification, 0),
+                   body + 2 * (2 * H * H + 2 * H * 2));
+}
+
 }  // namespace
 }  // namespace ct::model

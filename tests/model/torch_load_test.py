@@ -3,7 +3,7 @@
 
 usage: torch_load_test.py <ct_checkpoint_tool> <scripts dir holding torch_reference.py>
 
-1. coretrain -> torch: a tiny BERT and DistilBERT QA model written by coretrain (config.json +
+1. coretrain -> torch: a tiny BERT and DistilBERT QA model (and every family x head) written by coretrain (config.json +
    model.safetensors) is parsed here by hand and strictly (HF layout: aligned header, {"format": "pt"},
    contiguous offsets), loads into torch_reference's model with load_state_dict(strict=True), every tensor
    equal, and torch's logits on the same inputs match coretrain's.
@@ -124,6 +124,37 @@ def coretrain_to_torch(tmp):
               f"logit max err start {err_s:.2e} end {err_e:.2e}")
 
 
+def coretrain_to_torch_heads(tmp):
+    """Every family x head written by coretrain loads strictly into the reference's <Family>For<Head> (tied
+    decoders included: no tensor of their own) and gives coretrain's logits."""
+    for mt in ("bert", "distilbert", "roberta", "electra"):
+        for head in ("qa", "seq-cls", "token-cls", "mlm", "multiple-choice"):
+            if mt == "electra" and head == "multiple-choice":
+                continue
+            d = os.path.join(tmp, f"ct_{mt}_{head}")
+            os.makedirs(d)
+            subprocess.run([TOOL, "write", d, mt, "99", head], check=True)
+            with open(os.path.join(d, "config.json")) as f:
+                cfg = json.load(f)
+            tensors = read_safetensors_strict(os.path.join(d, "model.safetensors"))
+            model = ref.TaskModel(cfg, head).eval()
+            model.load_state_dict(tensors, strict=True)
+            with open(os.path.join(d, "coretrain_logits.json")) as f:
+                ct = json.load(f)
+            ids = torch.tensor(ct["input_ids"])
+            mask = torch.tensor(ct["attention_mask"])
+            types = torch.tensor(ct["token_type_ids"])
+            tt = None if mt == "distilbert" else types
+            if head == "multiple-choice":
+                ids, mask, tt = ids[None], mask[None], tt[None] if tt is not None else None
+            with torch.no_grad():
+                _, logits = model(ids, mask, tt)
+            ok, err = close(ct["logits"], logits.reshape(-1))
+            check(ok, f"{mt} {head}: logits differ ({err:.2e})")
+            print(f"coretrain->torch {mt} {head} ({cfg['architectures'][0]}): {len(tensors)} tensors, strict "
+                  f"load ok, logit max err {err:.2e}")
+
+
 def perturbed_model(mt, seed):
     torch.manual_seed(seed)
     model = ref.model_from_config(TINY[mt]).eval()
@@ -206,6 +237,7 @@ def torch_to_coretrain(tmp):
 def main():
     with tempfile.TemporaryDirectory(prefix="ct_torch_load_") as tmp:
         coretrain_to_torch(tmp)
+        coretrain_to_torch_heads(tmp)
         torch_to_coretrain(tmp)
     if failures:
         print(f"{len(failures)} check(s) failed")
