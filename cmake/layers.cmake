@@ -2,7 +2,7 @@
 # and packages it names. A layer's own CMakeLists.txt calls ct_layer(); the folder says what a file may touch.
 function(ct_layer name)
   cmake_parse_arguments(ARG "RECURSE" "" "DEPS" ${ARGN})
-  if(ARG_RECURSE)  # a layer made of sub-folders (tasks/: one per task)
+  if(ARG_RECURSE)  # a layer made of sub-folders (tasks/: one per task; model/heads/)
     file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   else()
     file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
