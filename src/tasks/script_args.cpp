@@ -20,6 +20,14 @@ void check_extension(const std::string& flag, const std::string& path,
   fail("--", flag, " ", path, ": expected a ", all, " file (by its extension)");
 }
 
+void check_train_validation_pair(const std::string& train_file, const std::string& validation_file,
+                                 const std::string& need) {
+  CT_CHECK(!train_file.empty() && !validation_file.empty(), need);
+  check_extension("train_file", train_file, {"csv", "json"});
+  CT_CHECK(file_extension(validation_file) == file_extension(train_file), "--validation_file ",
+           validation_file, ": expected the same extension (csv or json) as --train_file ", train_file);
+}
+
 void check_max_samples(std::initializer_list<std::pair<const char*, int64_t>> flags) {
   for (auto [name, v] : flags) CT_CHECK(v == -1 || v > 0, "--", name, ": must be > 0, got ", v);
 }

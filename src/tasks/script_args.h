@@ -39,6 +39,11 @@ void check_extension(const std::string& flag, const std::string& path,
 // The part of `path` after its last '.', as the scripts take it (path.split(".")[-1]).
 std::string file_extension(const std::string& path);
 
+// run_glue's and run_classification's local files: both given (else fails with `need`), csv or json, the same
+// extension.
+void check_train_validation_pair(const std::string& train_file, const std::string& validation_file,
+                                 const std::string& need);
+
 // --max_train_samples and friends: -1 (None) or positive.
 void check_max_samples(std::initializer_list<std::pair<const char*, int64_t>> flags);
 

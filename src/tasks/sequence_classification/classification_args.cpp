@@ -44,12 +44,10 @@ void validate(ClassificationArguments& a) {
   auto& d = a.data;
   validate_common(a.model, a.training, false, &a.notes);
   if (d.dataset_name.empty()) {
-    CT_CHECK(!d.train_file.empty() && !d.validation_file.empty(),
-             "need either a training/validation file (--train_file and --validation_file) or a dataset name "
-             "(--dataset_name)");
-    check_extension("train_file", d.train_file, {"csv", "json"});
-    CT_CHECK(file_extension(d.validation_file) == file_extension(d.train_file), "--validation_file ",
-             d.validation_file, ": expected the same extension (csv or json) as --train_file ", d.train_file);
+    check_train_validation_pair(
+        d.train_file, d.validation_file,
+        "need either a training/validation file (--train_file and --validation_file) or a dataset name "
+        "(--dataset_name)");
   }
   CT_CHECK(d.max_seq_length > 0, "--max_seq_length: must be > 0, got ", d.max_seq_length);
   check_max_samples({{"max_train_samples", d.max_train_samples},
