@@ -84,13 +84,13 @@ int run_tokenize(int argc, char** argv) {
   } else {
     tok.set_truncation(std::nullopt);
   }
+  // As transformers: the call's padding replaces the file's, whose pad id and token are kept.
+  const ct::text::PaddingParams file_pad = tok.padding() ? *tok.padding() : ct::text::PaddingParams{};
   tok.set_padding(std::nullopt);
   if (!padding.empty()) {
     CT_CHECK(padding == "max_length" && max_length > 0,
              "--padding: only max_length (with --max_length) is supported");
-    ct::text::PaddingParams p;
-    p.fixed = static_cast<size_t>(max_length);
-    if (const auto* pad = tok.padding() ? &*tok.padding() : nullptr) p = *pad;
+    ct::text::PaddingParams p = file_pad;
     p.fixed = static_cast<size_t>(max_length);
     tok.set_padding(p);
   }
