@@ -91,8 +91,8 @@ HfTokenizer::HfTokenizer(HfTokenizer&&) noexcept = default;
 HfTokenizer& HfTokenizer::operator=(HfTokenizer&&) noexcept = default;
 
 HfTokenizer HfTokenizer::from_file(const std::string& path_in) {
-  std::string path = path_in;
-  if (std::filesystem::is_directory(path)) path += "/tokenizer.json";
+  if (std::filesystem::is_directory(path_in)) return from_dir(path_in);
+  const std::string& path = path_in;
   const std::string content = fs::read_file(path);
   json j;
   try {
@@ -153,6 +153,7 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& source) {
     }
   }
   t.added_.build(std::move(added), t.normalizer_.get());
+  t.source_ = std::make_shared<const json>(j);
   return t;
 }
 
