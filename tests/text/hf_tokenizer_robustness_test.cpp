@@ -11,6 +11,7 @@
 #include "core/fs.h"
 #include "text/hf_tokenizer.h"
 #include "text/precompiled.h"
+#include "text/sentencepiece_model.h"
 
 namespace ct::text {
 namespace {
@@ -152,6 +153,34 @@ TEST(HfTokenizerErrors, CorruptCharsmapNeverCrashes) {
     } catch (const ct::Error&) {
     }
   }
+}
+
+// The SentencePiece .model reader on random and mutated protobuf bytes: an error or a model, nothing else.
+TEST(HfTokenizerErrors, MutatedSentencePieceModelsNeverCrash) {
+  // A small valid ModelProto: pieces <unk> (UNKNOWN), a, b; Unigram; unk_id 0; an empty charsmap.
+  const std::string valid = std::string("\x0a\x0e\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02", 16) +
+                            std::string("\x0a\x08\x0a\x01\x61\x15\x00\x00\x80\xbf", 10) +
+                            std::string("\x0a\x08\x0a\x01\x62\x15\x00\x00\x00\xc0", 10) +
+                            std::string("\x12\x05\x18\x01\xc0\x02\x00", 7);
+  const SentencePieceModel m = read_sentencepiece_model(valid, "valid");
+  ASSERT_EQ(m.pieces.size(), 3u);
+  EXPECT_EQ(m.pieces[1].piece, "a");
+  EXPECT_EQ(m.pieces[2].score, -2.0f);
+  std::mt19937 rng(5);
+  int errors = 0;
+  for (int k = 0; k < 5000; ++k) {
+    std::string s = valid;
+    if (k % 3 == 0) s = s.substr(0, rng() % s.size());
+    for (int e = 0, n = 1 + static_cast<int>(rng() % 4); e < n && !s.empty(); ++e)
+      s[rng() % s.size()] = static_cast<char>(rng());
+    try {
+      read_sentencepiece_model(s, "mutant.model");
+    } catch (const ct::Error& err) {
+      EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos);
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 100);
 }
 
 TEST(HfTokenizerText, RandomBytesAreRejectedOrTokenized) {
