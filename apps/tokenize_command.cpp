@@ -5,6 +5,7 @@
 // Offsets are code-point offsets into each input string, as Python shows them.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "apps/command.h"
 #include "core/error.h"
 #include "text/hf_tokenizer.h"
+#include "train/model_source.h"
 
 namespace {
 
@@ -53,7 +55,8 @@ int run_tokenize(int argc, char** argv) {
   int64_t max_length = 0, stride = 0;
   std::string truncation = "longest_first", padding;
   bool split_words = false, no_special = false, decode = false;
-  app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, or a folder holding one")->required();
+  app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, a tokenizer folder, or a Hub repo id")
+      ->required();
   app.add_option("--text", texts, "text to tokenize (repeatable); without it, lines of stdin");
   app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)");
   app.add_option("--stride", stride, "overlap of the overflowing windows");
@@ -66,6 +69,12 @@ int run_tokenize(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!std::filesystem::exists(tokenizer)) {
+    // A Hub repo id: its tokenizer files through the Hub client and cache, as `coretrain qa` fetches them.
+    ct::train::ModelArguments m;
+    m.tokenizer_name = tokenizer;
+    tokenizer = ct::train::localize_model_sources(m).tokenizer_name;
   }
   ct::text::HfTokenizer tok = ct::text::HfTokenizer::from_file(tokenizer);
   if (max_length > 0) {
