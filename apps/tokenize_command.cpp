@@ -54,7 +54,7 @@ int run_tokenize(int argc, char** argv) {
   std::vector<std::string> texts;
   int64_t max_length = 0, stride = 0;
   std::string truncation = "longest_first", padding;
-  bool split_words = false, no_special = false, decode = false;
+  bool split_words = false, no_special = false, decode = false, add_prefix_space = false;
   app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, a tokenizer folder, or a Hub repo id")
       ->required();
   app.add_option("--text", texts, "text to tokenize (repeatable); without it, lines of stdin");
@@ -63,6 +63,8 @@ int run_tokenize(int argc, char** argv) {
   app.add_option("--truncation", truncation, "longest_first, only_first or only_second");
   app.add_option("--padding", padding, "max_length: pad every encoding to --max_length");
   app.add_flag("--is_split_into_words", split_words, "\"text\" is a list of words");
+  app.add_flag("--add_prefix_space", add_prefix_space,
+               "as from_pretrained(..., add_prefix_space=True), which run_ner passes for RoBERTa and GPT-2");
   app.add_flag("--no_special_tokens", no_special, "do not add the post-processor's special tokens");
   app.add_flag("--decode", decode, "read lists of ids and print the decoded text");
   try {
@@ -76,7 +78,16 @@ int run_tokenize(int argc, char** argv) {
     m.tokenizer_name = tokenizer;
     tokenizer = ct::train::localize_model_sources(m).tokenizer_name;
   }
-  ct::text::HfTokenizer tok = ct::text::HfTokenizer::from_file(tokenizer);
+  ct::text::HfTokenizer tok;
+  if (std::filesystem::is_directory(tokenizer)) {
+    json overrides = json::object();
+    if (add_prefix_space) overrides["add_prefix_space"] = true;
+    tok = ct::text::HfTokenizer::from_dir(tokenizer, &overrides);
+  } else {
+    CT_CHECK(!add_prefix_space,
+             "--add_prefix_space: needs a tokenizer folder (it is applied as tokenizer_config.json is)");
+    tok = ct::text::HfTokenizer::from_file(tokenizer);
+  }
   if (max_length > 0) {
     ct::text::TruncationParams t;
     t.max_length = static_cast<size_t>(max_length);

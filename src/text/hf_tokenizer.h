@@ -43,7 +43,9 @@ class HfTokenizer {
   // them; then tokenizer_config.json (+ special_tokens_map.json) applied as transformers' fast tokenizers
   // apply it (RoBERTa/GPT-2 add_prefix_space and trim_offsets, the mask token's lstrip, Llama/Gemma
   // add_bos_token and add_eos_token, added_tokens_decoder).
-  static HfTokenizer from_dir(const std::string& dir);
+  // `overrides` (may be null) are keyword arguments as from_pretrained takes them (add_prefix_space=True, as
+  // run_ner passes for RoBERTa/GPT-2); they win over tokenizer_config.json.
+  static HfTokenizer from_dir(const std::string& dir, const nlohmann::json* overrides = nullptr);
   // Writes tokenizer.json (the pipeline as read, with the current truncation and padding) and the
   // tokenizer_config.json it was read with, atomically; HF loads the folder as the same tokenizer.
   void save(const std::string& dir) const;

@@ -5,8 +5,8 @@
 // pipeline back.
 #include <cctype>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -388,7 +388,7 @@ void apply_config(json& tj, const json& config, const std::string& cls_name) {
 
 }  // namespace
 
-HfTokenizer HfTokenizer::from_dir(const std::string& dir) {
+HfTokenizer HfTokenizer::from_dir(const std::string& dir, const json* overrides) {
   json config = json::object();
   if (stdfs::exists(dir + "/tokenizer_config.json")) config = read_json_file(dir + "/tokenizer_config.json");
   CT_CHECK(config.is_object(), dir, "/tokenizer_config.json: expected an object");
@@ -398,6 +398,9 @@ HfTokenizer HfTokenizer::from_dir(const std::string& dir) {
       for (auto it = sm.begin(); it != sm.end(); ++it)
         if (!config.contains(it.key())) config[it.key()] = it.value();
     }
+  }
+  if (overrides && overrides->is_object()) {
+    for (auto it = overrides->begin(); it != overrides->end(); ++it) config[it.key()] = it.value();
   }
   std::string cls_name = jf::get_string(config, "tokenizer_class", "", dir + "/tokenizer_config.json");
   if (cls_name.empty() && stdfs::exists(dir + "/config.json")) {
