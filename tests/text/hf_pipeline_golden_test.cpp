@@ -142,7 +142,8 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
 INSTANTIATE_TEST_SUITE_P(Tokenizers, PipelineGolden,
                          ::testing::Values("gpt2", "roberta", "roberta_prefix", "llama3_style", "qwen2_style",
                                            "modernbert_style", "llama2_style", "llama2_nonlegacy",
-                                           "xlmr_style", "unigram_plain", "bert", "bert_misc"));
+                                           "xlmr_style", "unigram_plain", "bert", "bert_misc",
+                                           "added_flags"));
 
 // 1,500 random strings from a pool of hard pieces (tools/make_random_golden.js): ids and offsets.
 class RandomGolden : public ::testing::TestWithParam<const char*> {};
