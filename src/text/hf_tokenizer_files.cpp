@@ -97,6 +97,13 @@ int64_t add_special(json& tj, const std::string& content, bool lstrip,
   return id;
 }
 
+// The id add_special gave `content` (templates name their special tokens by these ids).
+int64_t added_id(const json& tj, const std::string& content) {
+  for (const auto& a : tj["added_tokens"])
+    if (a["content"] == content) return a["id"].get<int64_t>();
+  fail("tokenizer conversion: special token '", content, "' was not registered");
+}
+
 json bert_json(const std::string& dir, const json& config) {
   const std::string path = dir + "/vocab.txt";
   std::istringstream in(fs::read_file(path));
@@ -133,15 +140,22 @@ json bert_json(const std::string& dir, const json& config) {
     add_special(tj, t, false, id_of, next);
   tj["post_processor"] =
       template_processing(cls + ":0 $A:0 " + sep + ":0", cls + ":0 $A:0 " + sep + ":0 $B:1 " + sep + ":1",
-                          {{cls, id_of(cls)}, {sep, id_of(sep)}});
+                          {{cls, added_id(tj, cls)}, {sep, added_id(tj, sep)}});
   tj["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}};
   return tj;
 }
 
+// Classes whose converter is RobertaConverter (XLMRoberta is SentencePiece, not one of them).
 bool is_roberta_like(const std::string& cls) {
-  for (const char* k : {"Roberta", "Longformer", "Bart", "Deberta"})
-    if (cls.find(k) != std::string::npos && cls.find("DebertaV2") == std::string::npos) return true;
+  if (cls.find("XLMRoberta") != std::string::npos) return false;
+  for (const char* k : {"Roberta", "Longformer", "Bart"})
+    if (cls.find(k) != std::string::npos) return true;
   return false;
+}
+
+// DeBERTa (v1): GPT-2's byte-level BPE with BERT's [CLS]/[SEP] template.
+bool is_deberta_v1(const std::string& cls) {
+  return cls.rfind("Deberta", 0) == 0 && cls.rfind("DebertaV2", 0) != 0;
 }
 
 json bpe_json(const std::string& dir, const json& config, const std::string& cls_name) {
@@ -188,6 +202,16 @@ json bpe_json(const std::string& dir, const json& config, const std::string& cls
                             {"cls", {cls, id_of(cls) >= 0 ? id_of(cls) : 0}},
                             {"trim_offsets", true},
                             {"add_prefix_space", add_prefix_space}};
+  } else if (is_deberta_v1(cls_name)) {
+    const std::string cls = special(config, "cls_token", "[CLS]"),
+                      sep = special(config, "sep_token", "[SEP]");
+    for (const std::string& t :
+         {special(config, "pad_token", "[PAD]"), cls, sep, special(config, "unk_token", "[UNK]")})
+      add_special(tj, t, false, id_of, next);
+    add_special(tj, special(config, "mask_token", "[MASK]"), true, id_of, next);
+    tj["post_processor"] =
+        template_processing(cls + ":0 $A:0 " + sep + ":0", cls + ":0 $A:0 " + sep + ":0 $B:1 " + sep + ":1",
+                            {{cls, added_id(tj, cls)}, {sep, added_id(tj, sep)}});
   } else {
     for (const char* key : {"bos_token", "eos_token", "unk_token"})
       add_special(tj, special(config, key, "<|endoftext|>"), false, id_of, next);
@@ -300,7 +324,7 @@ json spm_json(const std::string& path, const json& config, const std::string& cl
     add_special(tj, special(config, "mask_token", "[MASK]"), false, id_of, next);
     tj["post_processor"] =
         template_processing(cls + ":0 $A:0 " + sep + ":0", cls + ":0 $A:0 " + sep + ":0 $B:1 " + sep + ":1",
-                            {{cls, id_of(cls)}, {sep, id_of(sep)}});
+                            {{cls, added_id(tj, cls)}, {sep, added_id(tj, sep)}});
   }
   // SentencePiece's control (3) and user-defined (4) pieces are added tokens, as the converter adds them.
   for (size_t i = 0; i < m.pieces.size(); ++i) {
@@ -318,7 +342,7 @@ json spm_json(const std::string& path, const json& config, const std::string& cl
 
 // What transformers' *TokenizerFast constructors change in a loaded tokenizer.json.
 void apply_config(json& tj, const json& config, const std::string& cls_name) {
-  if (is_roberta_like(cls_name) || cls_name.rfind("GPT2", 0) == 0) {
+  if (is_roberta_like(cls_name) || is_deberta_v1(cls_name) || cls_name.rfind("GPT2", 0) == 0) {
     // RobertaTokenizerFast(add_prefix_space=False, trim_offsets=True) and
     // GPT2TokenizerFast(add_prefix_space=False) rewrite the ByteLevel pre-tokenizer and the post-processor
     // when the file disagrees with them.
