@@ -160,6 +160,47 @@ TEST(HfTokenizerFiles, XlmRobertaFromSentencePieceModelAndSaveRoundTrip) {
   expect_same(tok, HfTokenizer::from_dir(saved), "saved folder");
 }
 
+// DeBERTa-v3's Hub repo ships only spm.model: DebertaV2Converter's pipeline (Strip, Precompiled, " {2,}" -> "
+// ", Metaspace, [CLS] A [SEP] B [SEP] with B's type 1).
+TEST(HfTokenizerFiles, DebertaV2FromSentencePieceModel) {
+  Proto model;
+  auto piece = [&](const std::string& p, float score, int type) {
+    Proto m;
+    m.bytes(1, p);
+    m.key(2, 5);
+    uint32_t u;
+    std::memcpy(&u, &score, 4);
+    for (int k = 0; k < 4; ++k) m.out.push_back(static_cast<char>((u >> (8 * k)) & 0xFF));
+    m.key(3, 0);
+    m.varint(static_cast<uint64_t>(type));
+    model.bytes(1, m.out);
+  };
+  piece("[PAD]", 0, 3);
+  piece("[CLS]", 0, 3);
+  piece("[SEP]", 0, 3);
+  piece("[UNK]", 0, 2);
+  piece("\xE2\x96\x81Hello", -1, 1);
+  piece("\xE2\x96\x81world", -1, 1);
+  piece("\xE2\x96\x81", -2, 1);
+  piece("[MASK]", 0, 4);
+  Proto trainer;
+  trainer.key(3, 0);
+  trainer.varint(1);
+  trainer.key(40, 0);
+  trainer.varint(3);
+  model.bytes(2, trainer.out);
+  const std::string dir = fresh_dir("deberta");
+  fs::write_file_atomic(dir + "/spm.model", model.out);
+  fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"tokenizer_class": "DebertaV2Tokenizer"})");
+  const HfTokenizer tok = HfTokenizer::from_dir(dir);
+  const Encoding e = tok.encode_pair("  Hello   world ", "world");
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{1, 4, 5, 2, 5, 2}));
+  EXPECT_EQ(e.type_ids, (std::vector<int32_t>{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(e.offsets[1], (std::pair<uint32_t, uint32_t>{2, 7}));
+  // "x " before the added [MASK] is normalized alone: Strip drops its space.
+  EXPECT_EQ(tok.encode("x [MASK]").ids, (std::vector<int32_t>{1, 6, 3, 7, 2}));
+}
+
 TEST(HfTokenizerFiles, SaveKeepsTruncationAndPadding) {
   HfTokenizer tok = HfTokenizer::from_file(kData + "/tokenizers/bert.json");
   TruncationParams t;
