@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -228,6 +229,31 @@ TEST(HfTokenizerText, RandomBytesAreRejectedOrTokenized) {
     }
     EXPECT_NO_THROW(gpt2.encode(s));
     EXPECT_NO_THROW(xlmr.encode_pair(s, s));
+  }
+}
+
+// One tokenizer shared by threads (per-thread BPE caches, Oniguruma searches on shared regexes) gives what it
+// gives alone.
+TEST(HfTokenizerText, ThreadsShareOneTokenizer) {
+  const auto strings =
+      json::parse(fs::read_file(kData + "/pipeline_golden/strings.json")).get<std::vector<std::string>>();
+  for (const char* file : {"gpt2.json", "unigram_nmt.json", "llama2_style.json"}) {
+    const HfTokenizer tok = HfTokenizer::from_file(kData + "/tokenizers/" + file);
+    std::vector<std::vector<int32_t>> alone;
+    for (const auto& s : strings) alone.push_back(tok.encode(s).ids);
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int rep = 0; rep < 2; ++rep) {
+          for (size_t i = static_cast<size_t>(t); i < strings.size(); i += 2) {
+            if (tok.encode(strings[i]).ids != alone[i]) ++mismatches[static_cast<size_t>(t)];
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int m : mismatches) EXPECT_EQ(m, 0) << file;
   }
 }
 
