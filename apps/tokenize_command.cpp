@@ -57,7 +57,7 @@ int run_tokenize(int argc, char** argv) {
   bool split_words = false, no_special = false, decode = false, add_prefix_space = false;
   app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, a tokenizer folder, or a Hub repo id")
       ->required();
-  app.add_option("--text", texts, "text to tokenize (repeatable); without it, lines of stdin");
+  app.add_option("--text", texts, "input (repeatable), read as a stdin line is; without it, lines of stdin");
   app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)");
   app.add_option("--stride", stride, "overlap of the overflowing windows");
   app.add_option("--truncation", truncation, "longest_first, only_first or only_second");

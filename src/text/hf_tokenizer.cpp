@@ -34,7 +34,8 @@ std::pair<uint32_t, uint32_t> to_chars(const std::vector<uint32_t>& char_at,
   const size_t n = char_at.size();
   if (o.first >= n) return o;
   if (o.second < n) return {char_at[o.first], char_at[o.second]};
-  const uint32_t last = o.second >= 1 && o.second - 1 < n ? char_at[o.second - 1] : char_at[o.first] + 1 - 1;
+  // HF: the char of the last byte, or start + 1 when even that is past the end.
+  const uint32_t last = o.second >= 1 && o.second - 1 < n ? char_at[o.second - 1] : char_at[o.first] + 1;
   return {char_at[o.first], last + 1};
 }
 
@@ -137,13 +138,12 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& source) {
       CT_CHECK(e.is_object(), w, ": expected an object");
       AddedToken tok;
       tok.content = jf::need_string(e, "content", w);
-      const int64_t file_id = jf::get_int(e, "id", -1, w);
+      jf::get_int(e, "id", -1, w);  // checked for its type only: HF assigns the ids itself (below)
       tok.single_word = jf::get_bool(e, "single_word", false, w);
       tok.lstrip = jf::get_bool(e, "lstrip", false, w);
       tok.rstrip = jf::get_bool(e, "rstrip", false, w);
       tok.normalized = jf::get_bool(e, "normalized", true, w);
       tok.special = jf::get_bool(e, "special", false, w);
-      (void)file_id;
       int32_t id = -1;
       for (const auto& a : added)
         if (a.content == tok.content) id = a.id;
