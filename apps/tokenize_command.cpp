@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "core/error.h"
 #include "text/hf_tokenizer.h"
@@ -58,8 +59,9 @@ int run_tokenize(int argc, char** argv) {
   app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, a tokenizer folder, or a Hub repo id")
       ->required();
   app.add_option("--text", texts, "input (repeatable), read as a stdin line is; without it, lines of stdin");
-  app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)");
-  app.add_option("--stride", stride, "overlap of the overflowing windows");
+  app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)")
+      ->check(ct::app::kNonNegative);
+  app.add_option("--stride", stride, "overlap of the overflowing windows")->check(ct::app::kNonNegative);
   app.add_option("--truncation", truncation, "longest_first, only_first or only_second");
   app.add_option("--padding", padding, "max_length: pad every encoding to --max_length");
   app.add_flag("--is_split_into_words", split_words, "\"text\" is a list of words");
