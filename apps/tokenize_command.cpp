@@ -5,15 +5,18 @@
 // Offsets are code-point offsets into each input string, as Python shows them.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "core/error.h"
 #include "text/hf_tokenizer.h"
+#include "train/model_source.h"
 
 namespace {
 
@@ -52,14 +55,18 @@ int run_tokenize(int argc, char** argv) {
   std::vector<std::string> texts;
   int64_t max_length = 0, stride = 0;
   std::string truncation = "longest_first", padding;
-  bool split_words = false, no_special = false, decode = false;
-  app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, or a folder holding one")->required();
-  app.add_option("--text", texts, "text to tokenize (repeatable); without it, lines of stdin");
-  app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)");
-  app.add_option("--stride", stride, "overlap of the overflowing windows");
+  bool split_words = false, no_special = false, decode = false, add_prefix_space = false;
+  app.add_option("--tokenizer_name", tokenizer, "tokenizer.json, a tokenizer folder, or a Hub repo id")
+      ->required();
+  app.add_option("--text", texts, "input (repeatable), read as a stdin line is; without it, lines of stdin");
+  app.add_option("--max_length", max_length, "truncate to this many tokens (0: no truncation)")
+      ->check(ct::app::kNonNegative);
+  app.add_option("--stride", stride, "overlap of the overflowing windows")->check(ct::app::kNonNegative);
   app.add_option("--truncation", truncation, "longest_first, only_first or only_second");
   app.add_option("--padding", padding, "max_length: pad every encoding to --max_length");
   app.add_flag("--is_split_into_words", split_words, "\"text\" is a list of words");
+  app.add_flag("--add_prefix_space", add_prefix_space,
+               "as from_pretrained(..., add_prefix_space=True), which run_ner passes for RoBERTa and GPT-2");
   app.add_flag("--no_special_tokens", no_special, "do not add the post-processor's special tokens");
   app.add_flag("--decode", decode, "read lists of ids and print the decoded text");
   try {
@@ -67,7 +74,22 @@ int run_tokenize(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  ct::text::HfTokenizer tok = ct::text::HfTokenizer::from_file(tokenizer);
+  if (!std::filesystem::exists(tokenizer)) {
+    // A Hub repo id: its tokenizer files through the Hub client and cache, as `coretrain qa` fetches them.
+    ct::train::ModelArguments m;
+    m.tokenizer_name = tokenizer;
+    tokenizer = ct::train::localize_model_sources(m).tokenizer_name;
+  }
+  ct::text::HfTokenizer tok;
+  if (std::filesystem::is_directory(tokenizer)) {
+    json overrides = json::object();
+    if (add_prefix_space) overrides["add_prefix_space"] = true;
+    tok = ct::text::HfTokenizer::from_dir(tokenizer, &overrides);
+  } else {
+    CT_CHECK(!add_prefix_space,
+             "--add_prefix_space: needs a tokenizer folder (it is applied as tokenizer_config.json is)");
+    tok = ct::text::HfTokenizer::from_file(tokenizer);
+  }
   if (max_length > 0) {
     ct::text::TruncationParams t;
     t.max_length = static_cast<size_t>(max_length);
@@ -84,13 +106,13 @@ int run_tokenize(int argc, char** argv) {
   } else {
     tok.set_truncation(std::nullopt);
   }
+  // As transformers: the call's padding replaces the file's, whose pad id and token are kept.
+  const ct::text::PaddingParams file_pad = tok.padding() ? *tok.padding() : ct::text::PaddingParams{};
   tok.set_padding(std::nullopt);
   if (!padding.empty()) {
     CT_CHECK(padding == "max_length" && max_length > 0,
              "--padding: only max_length (with --max_length) is supported");
-    ct::text::PaddingParams p;
-    p.fixed = static_cast<size_t>(max_length);
-    if (const auto* pad = tok.padding() ? &*tok.padding() : nullptr) p = *pad;
+    ct::text::PaddingParams p = file_pad;
     p.fixed = static_cast<size_t>(max_length);
     tok.set_padding(p);
   }

@@ -1,34 +1,21 @@
 #include "text/added_tokens.h"
 
-#include <utf8proc.h>
-
 #include <algorithm>
 
 #include "text/normalizers.h"
+#include "text/regex.h"
 #include "text/unicode.h"
 
 namespace ct::text {
 namespace {
 
-// Rust regex's Unicode \w: alphabetic, marks, decimal digits, connector punctuation, joiners.
+// Rust regex's Unicode \w (HF's single_word check): Alphabetic, marks, decimal digits, connector punctuation,
+// joiners; Oniguruma knows the Alphabetic property, utf8proc does not.
 bool is_word_char(char32_t c) {
-  if (c == 0x200C || c == 0x200D) return true;
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_PC:
-      return true;
-    default:
-      return false;
-  }
+  static const Regex word(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}])", "single_word");
+  std::string s;
+  append_utf8(s, c);
+  return !word.find_all(s).empty();
 }
 
 char32_t last_char(std::string_view s) {
@@ -45,12 +32,14 @@ void AddedVocabulary::build(std::vector<AddedToken> tokens, const Normalizer* no
   tokens_ = std::move(tokens);
   raw_ = {};
   normalized_ = {};
+  normalized_forms_.assign(tokens_.size(), std::string());
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const AddedToken& t = tokens_[i];
     if (t.content.empty()) continue;
     if (t.normalized && normalizer) {
       NormalizedString n(t.content);
       normalizer->normalize(n);
+      if (n.get() != t.content) normalized_forms_[i] = n.get();
       if (!n.get().empty()) normalized_.entries.push_back({n.get(), i});
     } else if (t.normalized) {
       normalized_.entries.push_back({t.content, i});
@@ -79,6 +68,11 @@ const AddedToken* AddedVocabulary::find(std::string_view content) const {
     if (t.content == content) return &t;
   }
   return nullptr;
+}
+
+std::string AddedVocabulary::shown(const AddedToken& t) const {
+  const auto i = static_cast<size_t>(&t - tokens_.data());
+  return i < normalized_forms_.size() && !normalized_forms_[i].empty() ? normalized_forms_[i] : t.content;
 }
 
 const AddedToken* AddedVocabulary::find(int32_t id) const {

@@ -22,6 +22,9 @@ class AddedVocabulary {
   const std::vector<AddedToken>& tokens() const { return tokens_; }
   const AddedToken* find(std::string_view content) const;
   const AddedToken* find(int32_t id) const;
+  // What decode and id_to_token show for `id`: the normalized form of a `normalized` token, as HF's
+  // simple_id_to_token.
+  std::string shown(const AddedToken& t) const;
 
   // Splits `text` into added-token splits (tokenized) and normalized splits (not yet tokenized).
   std::vector<Split> extract_and_normalize(std::string_view text, const Normalizer* normalizer) const;
@@ -36,6 +39,7 @@ class AddedVocabulary {
   std::vector<Split> split(NormalizedString s, const MatchSet& set) const;
 
   std::vector<AddedToken> tokens_;
+  std::vector<std::string> normalized_forms_;  // per token, "" when it shows its content
   MatchSet raw_, normalized_;
 };
 

@@ -1,5 +1,6 @@
 // HF's BPE model: characters (with prefix/suffix, byte fallback, unk fusing) merged lowest rank first,
 // leftmost on ties.
+#include <atomic>
 #include <cstdio>
 #include <queue>
 #include <unordered_map>
@@ -31,6 +32,11 @@ class Bpe : public Model {
   int32_t byte_ids[256];
 
   void tokenize(std::string_view word, std::vector<PieceToken>& out) const override;
+  void merge_word(std::string_view word, std::vector<PieceToken>& out) const;
+  // Identifies this model's entries in the per-thread word cache (an address could be reused by a later
+  // model).
+  const uint64_t cache_key = next_key.fetch_add(1);
+  static inline std::atomic<uint64_t> next_key{1};
   int32_t token_to_id(std::string_view t) const override { return vocab.find(t); }
   const std::string* id_to_token(int32_t id) const override { return vocab.at(id); }
   size_t vocab_size() const override { return vocab.index.size(); }
@@ -60,6 +66,31 @@ void Bpe::tokenize(std::string_view word, std::vector<PieceToken>& out) const {
       return;
     }
   }
+  merge_word(word, out);
+}
+
+// Words repeat, so their merges are cached per thread, as HF does (same bounds: words under 256 bytes, 10,000
+// words); a cached result is the one merging would give.
+struct WordCache {
+  uint64_t owner = 0;
+  std::unordered_map<std::string, std::vector<PieceToken>> words;
+};
+
+void Bpe::merge_word(std::string_view word, std::vector<PieceToken>& out) const {
+  thread_local WordCache cache;
+  const bool cacheable = word.size() < 256;
+  if (cacheable) {
+    if (cache.owner != cache_key) {
+      cache.words.clear();
+      cache.owner = cache_key;
+    }
+    auto it = cache.words.find(std::string(word));
+    if (it != cache.words.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  const size_t first = out.size();
   thread_local std::vector<Symbol> syms;
   syms.clear();
   auto add = [&](int32_t id, uint32_t len) {
@@ -146,6 +177,10 @@ void Bpe::tokenize(std::string_view word, std::vector<PieceToken>& out) const {
     const std::string* t = vocab.at(sym.id);
     out.push_back({sym.id, t ? *t : std::string(), off, off + sym.len});
     off += sym.len;
+  }
+  if (cacheable && cache.words.size() < 10000) {
+    cache.words.emplace(std::string(word),
+                        std::vector<PieceToken>(out.begin() + static_cast<ptrdiff_t>(first), out.end()));
   }
 }
 

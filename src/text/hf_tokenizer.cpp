@@ -34,7 +34,8 @@ std::pair<uint32_t, uint32_t> to_chars(const std::vector<uint32_t>& char_at,
   const size_t n = char_at.size();
   if (o.first >= n) return o;
   if (o.second < n) return {char_at[o.first], char_at[o.second]};
-  const uint32_t last = o.second >= 1 && o.second - 1 < n ? char_at[o.second - 1] : char_at[o.first] + 1 - 1;
+  // HF: the char of the last byte, or start + 1 when even that is past the end.
+  const uint32_t last = o.second >= 1 && o.second - 1 < n ? char_at[o.second - 1] : char_at[o.first] + 1;
   return {char_at[o.first], last + 1};
 }
 
@@ -91,8 +92,8 @@ HfTokenizer::HfTokenizer(HfTokenizer&&) noexcept = default;
 HfTokenizer& HfTokenizer::operator=(HfTokenizer&&) noexcept = default;
 
 HfTokenizer HfTokenizer::from_file(const std::string& path_in) {
-  std::string path = path_in;
-  if (std::filesystem::is_directory(path)) path += "/tokenizer.json";
+  if (std::filesystem::is_directory(path_in)) return from_dir(path_in);
+  const std::string& path = path_in;
   const std::string content = fs::read_file(path);
   json j;
   try {
@@ -126,33 +127,35 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& source) {
   std::vector<AddedToken> added;
   if (const json* a = jf::find(j, "added_tokens")) {
     CT_CHECK(a->is_array(), source, ": added_tokens: expected a list");
-    // HF gives an added token the model's id when the model knows it, else the next id after the vocab.
-    int32_t next = static_cast<int32_t>(t.model_->vocab_size());
+    // HF ignores the file's ids: an added token gets the model's id when the model knows it (or the id of an
+    // earlier added token with the same content), else the next id after the vocab and the added tokens so
+    // far.
+    const auto vocab_size = static_cast<int32_t>(t.model_->vocab_size());
+    int32_t max_added = -1;
     for (size_t i = 0; i < a->size(); ++i) {
       const json& e = (*a)[i];
       const std::string w = str(source, ": added_tokens[", i, "]");
       CT_CHECK(e.is_object(), w, ": expected an object");
       AddedToken tok;
       tok.content = jf::need_string(e, "content", w);
-      const int64_t file_id = jf::get_int(e, "id", -1, w);
+      jf::get_int(e, "id", -1, w);  // checked for its type only: HF assigns the ids itself (below)
       tok.single_word = jf::get_bool(e, "single_word", false, w);
       tok.lstrip = jf::get_bool(e, "lstrip", false, w);
       tok.rstrip = jf::get_bool(e, "rstrip", false, w);
       tok.normalized = jf::get_bool(e, "normalized", true, w);
       tok.special = jf::get_bool(e, "special", false, w);
-      const int32_t model_id = t.model_->token_to_id(tok.content);
-      if (model_id >= 0) {
-        tok.id = model_id;
-      } else if (file_id >= 0) {
-        tok.id = static_cast<int32_t>(file_id);
-      } else {
-        tok.id = next;
-      }
-      next = std::max(next, tok.id + 1);
+      int32_t id = -1;
+      for (const auto& a : added)
+        if (a.content == tok.content) id = a.id;
+      if (id < 0) id = t.model_->token_to_id(tok.content);
+      if (id < 0) id = max_added >= vocab_size ? max_added + 1 : vocab_size;
+      tok.id = id;
+      max_added = std::max(max_added, id);
       added.push_back(std::move(tok));
     }
   }
   t.added_.build(std::move(added), t.normalizer_.get());
+  t.source_ = std::make_shared<const json>(j);
   return t;
 }
 
@@ -247,7 +250,7 @@ int32_t HfTokenizer::token_to_id(std::string_view token) const {
 }
 
 std::string HfTokenizer::id_to_token(int32_t id) const {
-  if (const AddedToken* a = added_.find(id)) return a->content;
+  if (const AddedToken* a = added_.find(id)) return added_.shown(*a);
   const std::string* t = model_->id_to_token(id);
   return t ? *t : std::string();
 }
@@ -263,7 +266,7 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_speci
   for (int32_t id : ids) {
     if (const AddedToken* a = added_.find(id)) {
       if (skip_special && a->special) continue;
-      tokens.push_back(a->content);
+      tokens.push_back(added_.shown(*a));
       continue;
     }
     if (const std::string* t = model_->id_to_token(id)) tokens.push_back(*t);

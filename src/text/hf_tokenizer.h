@@ -38,6 +38,17 @@ class HfTokenizer {
   // ct::Error naming the file and the JSON path.
   static HfTokenizer from_file(const std::string& path);
   static HfTokenizer from_json(const nlohmann::json& j, const std::string& source);
+  // A model folder: tokenizer.json, else vocab.json + merges.txt (GPT-2, RoBERTa), vocab.txt (BERT) or a
+  // SentencePiece .model (XLM-R, DeBERTa-v2/v3, ALBERT, plain Unigram) converted as transformers converts
+  // them; then tokenizer_config.json (+ special_tokens_map.json) applied as transformers' fast tokenizers
+  // apply it (RoBERTa/GPT-2 add_prefix_space and trim_offsets, the mask token's lstrip, Llama/Gemma
+  // add_bos_token and add_eos_token, added_tokens_decoder).
+  // `overrides` (may be null) are keyword arguments as from_pretrained takes them (add_prefix_space=True, as
+  // run_ner passes for RoBERTa/GPT-2); they win over tokenizer_config.json.
+  static HfTokenizer from_dir(const std::string& dir, const nlohmann::json* overrides = nullptr);
+  // Writes tokenizer.json (the pipeline as read, with the current truncation and padding) and the
+  // tokenizer_config.json it was read with, atomically; HF loads the folder as the same tokenizer.
+  void save(const std::string& dir) const;
 
   Encoding encode(std::string_view text, bool add_special_tokens = true,
                   OffsetUnit unit = OffsetUnit::kByte) const;
@@ -72,6 +83,7 @@ class HfTokenizer {
   AddedVocabulary added_;
   std::optional<TruncationParams> truncation_;
   std::optional<PaddingParams> padding_;
+  std::shared_ptr<const nlohmann::json> source_, config_;  // for save()
 };
 
 }  // namespace ct::text

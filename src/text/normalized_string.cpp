@@ -167,21 +167,29 @@ void NormalizedString::strip(bool left, bool right) {
 }
 
 void NormalizedString::replace(const MatchList& matches, std::string_view content) {
-  const std::u32string repl = NormalizedString(content).chars();
-  // Later matches shift by what earlier replacements changed.
-  ptrdiff_t offset = 0;
+  // One pass with the result of HF's per-match transform_range(match, content inserted, match deleted): every
+  // content character aligns to the match's last byte (or to the byte before an empty match).
+  std::string text;
+  std::vector<Span> align;
+  text.reserve(normalized_.size() + content.size());
+  align.reserve(normalized_.size() + content.size());
+  size_t pos = 0;
   for (const auto& [range, is_match] : matches) {
     if (!is_match) continue;
-    const size_t b = static_cast<size_t>(static_cast<ptrdiff_t>(range.first) + offset);
-    const size_t e = static_cast<size_t>(static_cast<ptrdiff_t>(range.second) + offset);
-    size_t removed = 0;
-    for (size_t i = b; i < e; ++i) removed += (static_cast<unsigned char>(normalized_[i]) & 0xC0) != 0x80;
-    Changes ch;
-    for (char32_t c : repl) ch.push_back({c, 1});
-    const size_t before = normalized_.size();
-    transform_range(b, e, ch, removed);
-    offset += static_cast<ptrdiff_t>(normalized_.size()) - static_cast<ptrdiff_t>(before);
+    const auto [b, e] = range;
+    text.append(normalized_, pos, b - pos);
+    align.insert(align.end(), align_.begin() + static_cast<ptrdiff_t>(pos),
+                 align_.begin() + static_cast<ptrdiff_t>(b));
+    const Span a = e >= 1 ? align_[e - 1] : Span{};
+    text.append(content);
+    align.insert(align.end(), content.size(), a);
+    pos = e;
   }
+  if (pos == 0 && text.empty()) return;  // no match
+  text.append(normalized_, pos, std::string::npos);
+  align.insert(align.end(), align_.begin() + static_cast<ptrdiff_t>(pos), align_.end());
+  normalized_ = std::move(text);
+  align_ = std::move(align);
 }
 
 NormalizedString NormalizedString::slice(size_t b, size_t e) const {

@@ -249,9 +249,11 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
     return std::make_unique<MetaspacePre>(rep[0], p, jf::get_bool(j, "split", true, where));
   }
   if (type == "Whitespace") {
-    // Rust regex's \w (HF compiles this one with the regex crate) also holds the joiners U+200C/U+200D.
-    return std::make_unique<RegexSplit>(R"([\w\x{200C}\x{200D}]+|[^\w\s\x{200C}\x{200D}]+)",
-                                        SplitBehavior::kRemoved, true, where);
+    // HF compiles this one with Rust's regex crate, whose \w is Alphabetic + marks + Nd + Pc + the joiners
+    // (Oniguruma's \w lacks Nl, Other_Alphabetic symbols such as circled letters, and U+200C/U+200D).
+    return std::make_unique<RegexSplit>(
+        R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\s]+)",
+        SplitBehavior::kRemoved, true, where);
   }
   if (type == "WhitespaceSplit") {
     return std::make_unique<PredicateSplit>([](char32_t c) { return is_whitespace(c); },

@@ -142,7 +142,38 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
 INSTANTIATE_TEST_SUITE_P(Tokenizers, PipelineGolden,
                          ::testing::Values("gpt2", "roberta", "roberta_prefix", "llama3_style", "qwen2_style",
                                            "modernbert_style", "llama2_style", "llama2_nonlegacy",
-                                           "xlmr_style", "unigram_plain", "bert", "bert_misc"));
+                                           "xlmr_style", "unigram_plain", "bert", "bert_misc",
+                                           "added_flags"));
+
+// 1,500 random strings from a pool of hard pieces (tools/make_random_golden.js): ids and offsets.
+class RandomGolden : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RandomGolden, IdsAndOffsetsEqualHf) {
+  const std::string name = GetParam();
+  HfTokenizer tok = load_variant(json::parse(fs::read_file(kData + "/pipeline_golden/" + name + ".json")));
+  const json g = json::parse(fs::read_file(kData + "/pipeline_golden/random_" + name + ".json"));
+  const auto strings = g["strings"].get<std::vector<std::string>>();
+  ASSERT_EQ(strings.size(), g["encodings"].size());
+  int bad = 0;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    const Encoding e = tok.encode(strings[i], true, OffsetUnit::kChar);
+    json offs = json::array();
+    for (auto [b, en] : e.offsets) {
+      offs.push_back(b);
+      offs.push_back(en);
+    }
+    const json got = {e.ids, offs};
+    if (got != g["encodings"][i] && ++bad <= 5) {
+      ADD_FAILURE() << name << " random #" << i << " " << json(strings[i]).dump() << "\n got " << got.dump()
+                    << "\nwant " << g["encodings"][i].dump();
+    }
+  }
+  EXPECT_EQ(bad, 0) << name << ": " << bad << " of " << strings.size() << " differ from HF";
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizers, RandomGolden,
+                         ::testing::Values("roberta", "llama3_style", "qwen2_style", "llama2_style",
+                                           "xlmr_style", "unigram_plain", "bert_misc"));
 
 }  // namespace
 }  // namespace ct::text

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "text/hf_tokenizer.h"
 #include "text/precompiled.h"
+#include "text/sentencepiece_model.h"
 
 namespace ct::text {
 namespace {
@@ -154,6 +156,34 @@ TEST(HfTokenizerErrors, CorruptCharsmapNeverCrashes) {
   }
 }
 
+// The SentencePiece .model reader on random and mutated protobuf bytes: an error or a model, nothing else.
+TEST(HfTokenizerErrors, MutatedSentencePieceModelsNeverCrash) {
+  // A small valid ModelProto: pieces <unk> (UNKNOWN), a, b; Unigram; unk_id 0; an empty charsmap.
+  const std::string valid = std::string("\x0a\x0e\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02", 16) +
+                            std::string("\x0a\x08\x0a\x01\x61\x15\x00\x00\x80\xbf", 10) +
+                            std::string("\x0a\x08\x0a\x01\x62\x15\x00\x00\x00\xc0", 10) +
+                            std::string("\x12\x05\x18\x01\xc0\x02\x00", 7);
+  const SentencePieceModel m = read_sentencepiece_model(valid, "valid");
+  ASSERT_EQ(m.pieces.size(), 3u);
+  EXPECT_EQ(m.pieces[1].piece, "a");
+  EXPECT_EQ(m.pieces[2].score, -2.0f);
+  std::mt19937 rng(5);
+  int errors = 0;
+  for (int k = 0; k < 5000; ++k) {
+    std::string s = valid;
+    if (k % 3 == 0) s = s.substr(0, rng() % s.size());
+    for (int e = 0, n = 1 + static_cast<int>(rng() % 4); e < n && !s.empty(); ++e)
+      s[rng() % s.size()] = static_cast<char>(rng());
+    try {
+      read_sentencepiece_model(s, "mutant.model");
+    } catch (const ct::Error& err) {
+      EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos);
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 100);
+}
+
 TEST(HfTokenizerText, RandomBytesAreRejectedOrTokenized) {
   const HfTokenizer gpt2 = HfTokenizer::from_file(kData + "/tokenizers/gpt2.json");
   const HfTokenizer xlmr = HfTokenizer::from_file(kData + "/tokenizers/unigram_nmt.json");
@@ -199,6 +229,31 @@ TEST(HfTokenizerText, RandomBytesAreRejectedOrTokenized) {
     }
     EXPECT_NO_THROW(gpt2.encode(s));
     EXPECT_NO_THROW(xlmr.encode_pair(s, s));
+  }
+}
+
+// One tokenizer shared by threads (per-thread BPE caches, Oniguruma searches on shared regexes) gives what it
+// gives alone.
+TEST(HfTokenizerText, ThreadsShareOneTokenizer) {
+  const auto strings =
+      json::parse(fs::read_file(kData + "/pipeline_golden/strings.json")).get<std::vector<std::string>>();
+  for (const char* file : {"gpt2.json", "unigram_nmt.json", "llama2_style.json"}) {
+    const HfTokenizer tok = HfTokenizer::from_file(kData + "/tokenizers/" + file);
+    std::vector<std::vector<int32_t>> alone;
+    for (const auto& s : strings) alone.push_back(tok.encode(s).ids);
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int rep = 0; rep < 2; ++rep) {
+          for (size_t i = static_cast<size_t>(t); i < strings.size(); i += 2) {
+            if (tok.encode(strings[i]).ids != alone[i]) ++mismatches[static_cast<size_t>(t)];
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int m : mismatches) EXPECT_EQ(m, 0) << file;
   }
 }
 

@@ -34,7 +34,7 @@ const extra = [
   '<unk><unk>', '</s></s>', '<|endoftext|>tail', 'head<|endoftext|>', '<|begin_of_text|>Hi<|end_of_text|>',
   '[CLS] hi [SEP]', '<pad>pad', 'Ünïcödé <mask>', '   leading', 'trailing   ', '\n\nnewlines\n\n',
   'mixed English 和中文 and العربية and हिन्दी', 'numbers ١٢٣ ४५६ ໑໒', 'math 𝔾𝕠𝕠𝕕 𝒶𝒷𝒸',
-  'Ⅻ Ⅳ ⅷ', 'ǅ ǈ ǋ', 'İIıi', 'ΣΑΣ σας', 'ﷺ ﷻ', '…', '—–-', '«»„“”‘’', '¿¡', '♥♦♣♠',
+  'Ⅻ Ⅳ ⅷ', 'ǅ ǈ ǋ', 'wor world wor. ⓐ xⓐ ⓐ1 ist  istanbul [MASK]x  [MASK] ZÜRICH zurich  café  CAFÉ', 'İIıi', 'ΣΑΣ σας', 'ﷺ ﷻ', '…', '—–-', '«»„“”‘’', '¿¡', '♥♦♣♠',
 ];
 
 const strings = base.strings.concat(extra);
@@ -102,6 +102,14 @@ const specs = [
   { name: 'xlmr_style', base: 'unigram_nmt.json' },
   { name: 'unigram_plain', base: 'unigram_plain.json' },
   { name: 'bert', base: 'bert.json' },
+  { name: 'added_flags', base: 'bert.json', set: {
+      added_tokens: [added('[PAD]', 0), added('[UNK]', 1), added('[CLS]', 2), added('[SEP]', 3),
+                     added('[MASK]', 4, { single_word: true, lstrip: true }),
+                     added('ZÜRICH', 391, { normalized: true, special: false }),
+                     added('wor', 392, { single_word: true, special: false }),
+                     added('ist', 393, { rstrip: true, special: false }),
+                     added('\u24d0', 394, { single_word: true }),
+                     added('café', 395, { normalized: true, lstrip: true, rstrip: true, special: false })] } },
   { name: 'bert_misc', base: 'bert.json', set: {
       normalizer: { type: 'Sequence', normalizers: [{ type: 'NFKD' }, { type: 'StripAccents' }, { type: 'Lowercase' },
         { type: 'Replace', pattern: { Regex: '\\d+' }, content: '0' }, { type: 'Strip', strip_left: true, strip_right: true }] },

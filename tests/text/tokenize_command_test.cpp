@@ -1,0 +1,93 @@
+// `coretrain tokenize` and `coretrain bench tokenize-text` end to end: JSON lines in, HF's Encoding fields
+// out (values checked against HF by tools/compare_with_hf.js; here the plumbing: pairs, windows, padding,
+// plain lines, decode, errors).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kTok = std::string(CORETRAIN_TEST_DATA) + "/tokenizers/bert.json";
+
+// Runs coretrain with `args`, feeding `input` on stdin; returns stdout+stderr lines and sets `rc`.
+std::vector<std::string> run(const std::string& args, const std::string& input, int& rc) {
+  const std::string in_path = testing::TempDir() + "tokenize_command_in.txt";
+  FILE* f = std::fopen(in_path.c_str(), "w");
+  std::fputs(input.c_str(), f);
+  std::fclose(f);
+  const std::string cmd = std::string(CORETRAIN_BIN) + " " + args + " < " + in_path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::vector<std::string> lines;
+  std::string cur;
+  for (int c; (c = std::fgetc(p)) != EOF;) {
+    if (c == '\n') {
+      lines.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(static_cast<char>(c));
+    }
+  }
+  if (!cur.empty()) lines.push_back(cur);
+  rc = pclose(p);
+  return lines;
+}
+
+TEST(TokenizeCommand, PrintsEncodingsAsJsonLines) {
+  int rc = 0;
+  const auto out = run("tokenize --tokenizer_name " + kTok,
+                       "hello world\n{\"text\": \"hello\", \"text_pair\": \"world\"}\n", rc);
+  ASSERT_EQ(rc, 0) << (out.empty() ? "" : out[0]);
+  ASSERT_EQ(out.size(), 2u);
+  const json a = json::parse(out[0]), b = json::parse(out[1]);
+  EXPECT_EQ(a["tokens"], json({"[CLS]", "hello", "world", "[SEP]"}));
+  EXPECT_EQ(a["offsets"], json::parse("[[0,0],[0,5],[6,11],[0,0]]"));
+  EXPECT_EQ(a["word_ids"], json::parse("[null,0,1,null]"));
+  EXPECT_EQ(b["type_ids"], json({0, 0, 0, 1, 1}));
+  EXPECT_EQ(b["sequence_ids"], json::parse("[null,0,null,1,null]"));
+}
+
+TEST(TokenizeCommand, WindowsPaddingAndDecode) {
+  int rc = 0;
+  auto out = run("tokenize --tokenizer_name " + kTok + " --max_length 5 --stride 1 --padding max_length",
+                 "hello world hello world\n", rc);
+  ASSERT_EQ(rc, 0) << (out.empty() ? "" : out[0]);
+  const json e = json::parse(out.at(0));
+  EXPECT_EQ(e["ids"].size(), 5u);
+  ASSERT_EQ(e["overflowing"].size(), 1u);
+  EXPECT_EQ(e["overflowing"][0]["attention_mask"], json({1, 1, 1, 1, 0}));
+  out = run("tokenize --tokenizer_name " + kTok + " --decode", "[2, 349, 350, 3]\n", rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(out.at(0), "\"hello world\"");
+}
+
+TEST(TokenizeCommand, BadInputIsOneLineError) {
+  int rc = 0;
+  auto out = run("tokenize --tokenizer_name " + kTok, "{\"text\": 5}\n", rc);
+  EXPECT_NE(rc, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].find("\"text\" must be a string"), std::string::npos) << out[0];
+  out = run("tokenize --tokenizer_name /nonexistent/tokenizer.json", "", rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(BenchTokenizeText, Runs) {
+  const std::string text = testing::TempDir() + "bench_tokenize_text.txt";
+  FILE* f = std::fopen(text.c_str(), "w");
+  for (int i = 0; i < 50; ++i) std::fputs("hello world, hello again\n", f);
+  std::fclose(f);
+  int rc = 0;
+  const auto out = run("bench tokenize-text --tokenizer_name " + kTok + " --text_file " + text +
+                           " --iters 1 --threads 2 --json",
+                       "", rc);
+  ASSERT_EQ(rc, 0) << (out.empty() ? "" : out[0]);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(json::parse(out[0])["tokens"], 50 * 11);  // [CLS] hello world , hello a ##g ##a ##i ##n [SEP]
+}
+
+}  // namespace
