@@ -436,7 +436,8 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
   }
 
-  Trainer trainer(args.training, *lm.model, lm.tokenizer, dist);
+  Trainer trainer(
+      args.training, *lm.model, [&tok = lm.tokenizer](const std::string& dir) { tok.save(dir); }, dist);
   const QaTaskSplit train_split(train_ds, d), eval_split(eval_ds, d);
   // --report_to tensorboard: HF's TensorBoardCallback, on rank 0 only (train/tensorboard.h).
   std::unique_ptr<TensorBoardWriter> tb;

@@ -107,9 +107,9 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
   return line;
 }
 
-Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, const text::Tokenizer& tokenizer,
+Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, SaveTokenizerFn save_tokenizer,
                  DistContext dist)
-    : args_(args), model_(model), tokenizer_(tokenizer), dist_(std::move(dist)) {
+    : args_(args), model_(model), save_tokenizer_(std::move(save_tokenizer)), dist_(std::move(dist)) {
   if (dist_.distributed()) {
     DdpOptions o;
     o.bucket_cap_mb = args_.ddp_bucket_cap_mb;
@@ -480,7 +480,7 @@ void Trainer::save_model(const std::string& dir) const {
   if (ec) fail(dir, ": cannot create (", ec.message(), ")");
   fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config()));
   model::save_hf_weights(dir + "/model.safetensors", model_.params(), model_.params_data());
-  tokenizer_.save(dir);
+  if (save_tokenizer_) save_tokenizer_(dir);
   write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_));
 }
 

@@ -24,7 +24,6 @@
 #include <nlohmann/json.hpp>
 
 #include "model/encoder_model.h"
-#include "text/tokenizer.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
 #include "train/lr_schedule.h"
@@ -54,7 +53,10 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
 
 class Trainer {
  public:
-  Trainer(const TrainingArguments& args, model::EncoderModel& model, const text::Tokenizer& tokenizer,
+  // `save_tokenizer` writes the tokenizer's files into a folder (the model's and every checkpoint's), as
+  // HF's tokenizer.save_pretrained does.
+  using SaveTokenizerFn = std::function<void(const std::string& dir)>;
+  Trainer(const TrainingArguments& args, model::EncoderModel& model, SaveTokenizerFn save_tokenizer,
           DistContext dist = {});
   ~Trainer();
 
@@ -99,7 +101,7 @@ class Trainer {
 
   const TrainingArguments& args_;
   model::EncoderModel& model_;
-  const text::Tokenizer& tokenizer_;
+  SaveTokenizerFn save_tokenizer_;
   DistContext dist_;
   std::unique_ptr<DdpReducer> reducer_;  // null with one process
   TrainerState state_;
