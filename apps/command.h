@@ -2,6 +2,7 @@
 // touches no shared table: CT_COMMAND("bench step", "time BERT training steps", run_bench_step);
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,6 +17,12 @@ struct Command {
 };
 
 std::map<std::string, Command>& commands();
+
+// Prints "coretrain <name>: error: <what>" to stderr (flushed) and writes the torchelastic error file;
+// returns 1. main() does this for every command; a command that holds a communicator calls it itself before
+// the communicator goes, since tearing one down under mpiexec may end the process (MPI_Abort) before main
+// prints.
+int report_error(const std::string& name, const std::exception& e);
 
 struct Registrar {
   Registrar(const std::string& name, const std::string& summary, CommandFn fn) {

@@ -30,15 +30,6 @@ void usage(FILE* out) {
   std::fprintf(out, "\n`coretrain <command> --help` lists a command's flags.\n");
 }
 
-// The error line on stderr, and the same in TORCHELASTIC_ERROR_FILE when an elastic agent asked for it.
-int report_error(const std::string& name, const std::string& type, const std::string& text) {
-  const std::string line = "coretrain " + name + ": error: " + text;
-  std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
-  ct::train::write_torchelastic_error_file(type, text, line + "\n");
-  return 1;
-}
-
 std::string demangled(const char* name) {
   int status = 0;
   char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
@@ -48,6 +39,17 @@ std::string demangled(const char* name) {
 }
 
 }  // namespace
+
+// The error line on stderr, and the same in TORCHELASTIC_ERROR_FILE when an elastic agent asked for it.
+int report_error(const std::string& name, const std::exception& e) {
+  const std::string type = dynamic_cast<const ct::Error*>(&e) ? "ct::Error" : demangled(typeid(e).name());
+  const std::string line = "coretrain " + name + ": error: " + e.what();
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  ct::train::write_torchelastic_error_file(type, e.what(), line + "\n");
+  return 1;
+}
+
 }  // namespace ct::app
 
 int main(int argc, char** argv) {
@@ -75,9 +77,7 @@ int main(int argc, char** argv) {
     std::string prog = "coretrain " + name;
     argv[consumed] = prog.data();
     return it->second.run(argc - consumed, argv + consumed);
-  } catch (const ct::Error& e) {
-    return report_error(name, "ct::Error", e.what());
   } catch (const std::exception& e) {
-    return report_error(name, demangled(typeid(e).name()), e.what());
+    return ct::app::report_error(name, e);
   }
 }

@@ -70,6 +70,9 @@ int run_qa_command(int argc, char** argv) {
   } catch (const ct::train::StopRequested& stop) {
     // Every rank stopped after the same step and the checkpoint is complete: 128 + signal, never 0.
     return stop.exit_status();
+  } catch (const std::exception& e) {
+    // Said while the communicator still lives: its teardown under mpiexec can end the process first.
+    return ct::app::report_error("qa", e);
   }
   if (demo && dist.rank == 0 && !result.eval_metrics.empty()) {
     if (!result.train_metrics.empty()) {

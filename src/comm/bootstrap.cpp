@@ -117,7 +117,13 @@ void leave_mpi_at_exit(int status, void*) {
     return;
   }
   std::fflush(nullptr);
-  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  if (status != 0) {
+    // The error line is in the pipe to Hydra's proxy, but MPI_Abort's teardown can beat its forwarding (rank
+    // 0's "error: ... model.safetensors" went missing in about half of tests/train/netns_qa.sh's mpi runs on
+    // a loaded machine): give the proxy a moment to pass it on.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
   if (comm_failed()) return;  // and yet exiting with 0: leave as before, without touching MPI
   MPI_Request req;
   MPI_Ibarrier(MPI_COMM_WORLD, &req);
