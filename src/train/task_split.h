@@ -39,6 +39,10 @@ class TaskSplit {
   virtual bool packed() const = 0;
   virtual CollatedBatch collate(std::span<const int64_t> features, bool labels) const = 0;
 
+  // Whether collate(..., labels=true) gives evaluation batches labels, so the eval loop reports eval_loss
+  // (QA's eval features have none, as run_qa's).
+  virtual bool has_labels() const { return false; }
+
   // Evaluation. Each feature's predictions are prediction_width() floats; prediction_rows writes a collated
   // batch's rows (batch order) from the logits of its forward (EncoderModel::logits()).
   virtual int64_t prediction_width() const = 0;

@@ -416,7 +416,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   return metrics;
 }
 
-std::vector<float> Trainer::predict_rows(const TaskSplit& split) {
+std::vector<float> Trainer::predict_rows(const TaskSplit& split, double* loss) {
   const int64_t n = split.num_features();
   const int64_t bs = args_.per_device_eval_batch_size;
   const int64_t width = split.prediction_width();
@@ -425,18 +425,20 @@ std::vector<float> Trainer::predict_rows(const TaskSplit& split) {
   const int64_t num_batches = (n + bs - 1) / bs, W = dist_.world;
   const int64_t mine = num_batches > dist_.rank ? (num_batches - dist_.rank + W - 1) / W : 0;
   const int64_t slots = (num_batches + W - 1) / W;  // batches per rank, the most any rank has
-  const int64_t slot_floats = bs * width;           // one batch's rows
+  const bool labels = loss && split.has_labels();
+  const int64_t slot_floats = bs * width + 1;  // one batch's rows, then its mean loss
   std::vector<float> local(static_cast<size_t>(slots * slot_floats), 0.f);
   for (int64_t k = 0; k < mine; ++k) {
     const int64_t b0 = (k * W + dist_.rank) * bs;
     std::vector<int64_t> idx;
     for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
-    const CollatedBatch cb = split.collate(idx, /*labels=*/false);
+    const CollatedBatch cb = split.collate(idx, labels);
     model::StepOptions so;
     so.train = false;
     so.keep_activations = false;  // no backward follows: one layer's activations at a time
-    model_.forward(cb.batch, so);
+    const float batch_loss = model_.forward(cb.batch, so);
     split.prediction_rows(cb, model_.logits(), local.data() + k * slot_floats);
+    local[static_cast<size_t>(k * slot_floats + bs * width)] = batch_loss;
   }
   std::vector<float> all;
   const float* from = local.data();
@@ -446,20 +448,26 @@ std::vector<float> Trainer::predict_rows(const TaskSplit& split) {
     from = all.data();
   }
   std::vector<float> rows(static_cast<size_t>(n * width));
+  double loss_sum = 0;
   for (int64_t k = 0; k < num_batches; ++k) {
     const int64_t r = k % W, slot = k / W, b0 = k * bs;
     const float* src = from + (dist_.distributed() ? r * slots * slot_floats : 0) + slot * slot_floats;
-    std::copy_n(src, std::min(bs, n - b0) * width, rows.data() + b0 * width);
+    const int64_t batch_rows = std::min(bs, n - b0);
+    std::copy_n(src, batch_rows * width, rows.data() + b0 * width);
+    loss_sum += static_cast<double>(src[bs * width]) * static_cast<double>(batch_rows);
   }
+  if (labels) *loss = n > 0 ? loss_sum / static_cast<double>(n) : 0.0;
   return rows;
 }
 
 nlohmann::json Trainer::evaluate(const TaskSplit& eval, bool write_predictions) {
   const auto t0 = Clock::now();
-  const std::vector<float> rows = predict_rows(eval);
+  double loss = 0;
+  const std::vector<float> rows = predict_rows(eval, &loss);
   // HF's trainer_qa stops the clock after the evaluation loop: post-processing and the metric are not timed.
   const double runtime = seconds_since(t0);
   nlohmann::json metrics = nlohmann::json::object();
+  if (eval.has_labels()) metrics["eval_loss"] = loss;
   const nlohmann::json scores =
       eval.score(rows, "eval", write_predictions && writes_files(), args_.output_dir);
   for (const auto& [k, v] : scores.items()) metrics["eval_" + k] = v;

@@ -72,8 +72,10 @@ class Trainer {
 
   // Every feature's prediction row ([features, split.prediction_width()], feature order), computed by the
   // single-process run's batches dealt round-robin to the ranks and gathered, so every rank holds rows
-  // byte-identical to one process's.
-  std::vector<float> predict_rows(const TaskSplit& split);
+  // byte-identical to one process's. With `loss` and a split that has labels: HF's eval loss, the mean over
+  // features of their batch's mean loss (each batch's loss travels with its rows, so it too is one
+  // process's).
+  std::vector<float> predict_rows(const TaskSplit& split, double* loss = nullptr);
 
   // config.json, model.safetensors, tokenizer files, training_args.json into `dir` (HF save_model).
   void save_model(const std::string& dir) const;
