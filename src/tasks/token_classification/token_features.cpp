@@ -1,0 +1,54 @@
+#include "tasks/token_classification/token_features.h"
+
+#include "core/error.h"
+#include "tasks/token_classification/ner_labels.h"
+
+namespace ct::tasks {
+
+TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
+                                   const std::vector<std::vector<std::string>>& words,
+                                   const std::vector<std::vector<int64_t>>& word_labels,
+                                   int64_t max_seq_length, bool label_all_tokens,
+                                   const std::vector<int64_t>& b_to_i) {
+  CT_CHECK(max_seq_length > 0, "--max_seq_length: must be > 0, got ", max_seq_length);
+  CT_CHECK(word_labels.empty() || word_labels.size() == words.size(), "ner: ", word_labels.size(),
+           " label lists for ", words.size(), " examples");
+  const auto saved_truncation = tokenizer.truncation();
+  const auto saved_padding = tokenizer.padding();
+  text::TruncationParams t;
+  t.max_length = static_cast<size_t>(max_seq_length);
+  t.strategy = text::TruncationStrategy::kLongestFirst;
+  tokenizer.set_truncation(t);
+  tokenizer.set_padding(std::nullopt);
+  const auto n = static_cast<int64_t>(words.size());
+  TokenFeatures out;
+  out.input_ids.resize(words.size());
+  out.token_type_ids.resize(words.size());
+  out.labels.resize(word_labels.empty() ? 0 : words.size());
+  std::vector<std::string> errors(words.size());
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<size_t>(i);
+    try {
+      text::Encoding e = tokenizer.encode_words(words[k], nullptr);
+      if (!word_labels.empty()) {
+        CT_CHECK(word_labels[k].size() == words[k].size(), words[k].size(), " words but ",
+                 word_labels[k].size(), " labels");
+        std::vector<int64_t> word_ids(e.word_ids.begin(), e.word_ids.end());
+        const auto aligned = align_labels_with_tokens(word_ids, word_labels[k], label_all_tokens, b_to_i);
+        out.labels[k].assign(aligned.begin(), aligned.end());
+      }
+      out.input_ids[k] = std::move(e.ids);
+      out.token_type_ids[k] = std::move(e.type_ids);
+    } catch (const Error& e) {
+      errors[k] = e.what();
+    }
+  }
+  tokenizer.set_truncation(saved_truncation);
+  tokenizer.set_padding(saved_padding);
+  for (int64_t i = 0; i < n; ++i)
+    CT_CHECK(errors[static_cast<size_t>(i)].empty(), "example ", i, ": ", errors[static_cast<size_t>(i)]);
+  return out;
+}
+
+}  // namespace ct::tasks
