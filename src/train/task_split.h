@@ -25,6 +25,16 @@ struct CollatedBatch {
   std::shared_ptr<const void> storage;
 };
 
+// Where a batch sits in the run, for tasks that draw their inputs per sample (run_mlm's dynamic masking): the
+// epoch (kEvalEpoch for evaluation and prediction) and each feature's position in that epoch's order (in
+// evaluation, its feature index). Keyed by these, a sample gets the same draws on any rank, world size or
+// resume.
+struct BatchKey {
+  static constexpr uint64_t kEvalEpoch = ~uint64_t{0};
+  uint64_t epoch = kEvalEpoch;
+  std::span<const int64_t> positions;
+};
+
 class TaskSplit {
  public:
   virtual ~TaskSplit() = default;
@@ -38,6 +48,11 @@ class TaskSplit {
   // Packed batches (tokens end to end, no pad rows), as --pad_to_max_length false runs them.
   virtual bool packed() const = 0;
   virtual CollatedBatch collate(std::span<const int64_t> features, bool labels) const = 0;
+  // What the Trainer calls; tasks whose batches depend on where they sit override it.
+  virtual CollatedBatch collate(std::span<const int64_t> features, bool labels,
+                                const BatchKey& /*key*/) const {
+    return collate(features, labels);
+  }
 
   // Whether collate(..., labels=true) gives evaluation batches labels, so the eval loop reports eval_loss
   // (QA's eval features have none, as run_qa's).

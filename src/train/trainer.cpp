@@ -254,7 +254,8 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
     double group_loss = 0;
     for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
       const auto& sb = batches[bi];
-      const CollatedBatch cb = train.collate(sb.indices, /*labels=*/true);
+      const CollatedBatch cb =
+          train.collate(sb.indices, /*labels=*/true, BatchKey{static_cast<uint64_t>(epoch), sb.positions});
       const auto& lens = cb.real_lengths;
       for (int64_t len : lens) real_tokens += len;
       padded_tokens += cb.batch.B * cb.batch.T;
@@ -432,7 +433,7 @@ std::vector<float> Trainer::predict_rows(const TaskSplit& split, double* loss) {
     const int64_t b0 = (k * W + dist_.rank) * bs;
     std::vector<int64_t> idx;
     for (int64_t i = b0; i < std::min(n, b0 + bs); ++i) idx.push_back(i);
-    const CollatedBatch cb = split.collate(idx, labels);
+    const CollatedBatch cb = split.collate(idx, labels, BatchKey{BatchKey::kEvalEpoch, idx});
     model::StepOptions so;
     so.train = false;
     so.keep_activations = false;  // no backward follows: one layer's activations at a time
