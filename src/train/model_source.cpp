@@ -13,11 +13,10 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// The tokenizer: tokenizer.json, else the slow tokenizer's files it is converted from (BERT's vocab.txt,
-// GPT-2/RoBERTa's vocab.json + merges.txt, a SentencePiece model: XLM-R, CamemBERT, DeBERTa-v2, ALBERT); then
-// the settings beside it, whichever exist.
-const char* const kVocabFiles[] = {"vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spm.model",
-                                   "tokenizer.model"};
+// The tokenizer: tokenizer.json and BERT's vocab.txt (BertTokenizerFast fetches both), else the slow
+// tokenizer's files tokenizer.json is converted from (GPT-2/RoBERTa's vocab.json + merges.txt, a
+// SentencePiece model: XLM-R, CamemBERT, DeBERTa-v2, ALBERT); then the settings beside it, whichever exist.
+const char* const kVocabFiles[] = {"vocab.json", "sentencepiece.bpe.model", "spm.model", "tokenizer.model"};
 const char* const kTokenizerSettings[] = {"tokenizer_config.json", "special_tokens_map.json",
                                           "added_tokens.json"};
 
@@ -76,10 +75,11 @@ class Fetcher {
   std::string fetch_tokenizer(const std::string& repo) {
     std::string dir;
     bool vocab = false;
-    if (auto p = get_optional(repo, "tokenizer.json")) {
-      dir = dir_of(*p);
-      vocab = true;
-    }
+    for (const char* f : {"tokenizer.json", "vocab.txt"})
+      if (auto p = get_optional(repo, f)) {
+        dir = dir_of(*p);
+        vocab = true;
+      }
     for (const char* f : kVocabFiles) {
       if (vocab) break;
       if (auto p = get_optional(repo, f)) {
