@@ -2,7 +2,8 @@
 // init through --config_name) with a byte-level BPE tokenizer.json (RoBERTa's shape: <s> q </s></s> c </s>,
 // trim_offsets, pad 1; its alphabet is GPT-2's 256 byte symbols from tests/text/data/tokenizers/gpt2.json)
 // trains on a small generated SQuAD set, writes eval_predictions.json, and saves the tokenizer's files into
-// the output folder and its checkpoints, which load back as the same tokenizer.
+// the output folder and its checkpoints, which load back as the same tokenizer; two ranks under mpiexec
+// follow one rank.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -89,20 +90,22 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
   ct::fs::write_file_atomic(root + "/model/config.json", config.dump(2));
 
   const std::string out = root + "/run";
+  const std::string log = root + "/log.txt";
+  auto args = [&](const std::string& dir, const char* pad, int batch) {
+    return "--config_name " + root + "/model --train_file " + root + "/train.json --validation_file " + root +
+           "/train.json --output_dir " + dir + " --max_seq_length 128 --doc_stride 32 --pad_to_max_length " +
+           pad + " --do_train --do_eval --per_device_train_batch_size " + std::to_string(batch) +
+           " --learning_rate 1e-3 --max_steps 30 --save_steps 20 --logging_steps 10 --seed 5 --no_cuda "
+           "--disable_tqdm";
+  };
+  double packed_loss = 0;
   for (const char* pad : {"true", "false"}) {
     SCOPED_TRACE(std::string("--pad_to_max_length ") + pad);
     stdfs::remove_all(out);
-    const std::string log = root + "/log.txt";
-    const int rc =
-        run("--config_name " + root + "/model --train_file " + root + "/train.json --validation_file " +
-                root + "/train.json --output_dir " + out +
-                " --max_seq_length 128 --doc_stride 32 --pad_to_max_length " + pad +
-                " --do_train --do_eval --per_device_train_batch_size 8 --learning_rate 1e-3 "
-                "--max_steps 30 --save_steps 20 --logging_steps 10 --seed 5 --no_cuda --disable_tqdm",
-            log);
-    ASSERT_EQ(rc, 0) << ct::fs::read_file(log);
+    ASSERT_EQ(run(args(out, pad, 8), log), 0) << ct::fs::read_file(log);
     const auto train = ct::train::read_json(out + "/train_results.json");
     EXPECT_TRUE(std::isfinite(train.at("train_loss").get<double>())) << train.dump();
+    packed_loss = train.at("train_loss").get<double>();
     const auto eval = ct::train::read_json(out + "/eval_results.json");
     EXPECT_TRUE(eval.contains("eval_f1")) << eval.dump();
     const auto preds = ct::train::read_json(out + "/eval_predictions.json");
@@ -115,6 +118,18 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
       EXPECT_EQ(saved.vocab_size(), 261);
     }
   }
+  // Two ranks of 4 under mpiexec follow one rank of 8 (the packed run above), up to the summation order of
+  // the gradient all-reduce over 30 steps.
+  if (std::system("command -v mpiexec > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpiexec";
+  const std::string out2 = root + "/run2";
+  const std::string env = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(20000 + ::getpid() % 20000);
+  const std::string cmd = env + " mpiexec -n 2 " + std::string(CORETRAIN_BIN) + " qa " +
+                          args(out2, "false", 4) + " > " + log + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ct::fs::read_file(log);
+  const auto train2 = ct::train::read_json(out2 + "/train_results.json");
+  EXPECT_NEAR(train2.at("train_loss").get<double>(), packed_loss, 1e-2 * std::fabs(packed_loss));
+  EXPECT_TRUE(stdfs::exists(out2 + "/eval_predictions.json"));
+  EXPECT_TRUE(stdfs::exists(out2 + "/tokenizer.json"));
   stdfs::remove_all(root);
 }
 
