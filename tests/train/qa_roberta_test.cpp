@@ -11,12 +11,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/fs.h"
 #include "data/demo_data.h"
 #include "data/qa_tokenizer.h"
+#include "data/squad.h"
 #include "train/checkpoint.h"
 
 namespace stdfs = std::filesystem;
@@ -56,9 +58,10 @@ int run(const std::string& args, const std::string& log) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
-  const std::string root =
-      (stdfs::temp_directory_path() / ("ct_qa_roberta_" + std::to_string(::getpid()))).string();
+// A generated SQuAD train.json and a model folder (config.json of a tiny `model_type`, the tokenizer's files)
+// under a fresh `root`.
+void write_workspace(const std::string& root, const std::string& model_type, const json& tokenizer,
+                     int64_t vocab_size) {
   stdfs::remove_all(root);
   stdfs::create_directories(root + "/model");
   ct::data::DemoOptions o;
@@ -67,12 +70,11 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
   o.eval_paragraphs = 1;
   const auto demo = ct::data::generate_demo_data(o);
   ct::data::write_squad_json(demo.train, root + "/train.json");
-  ct::fs::write_file_atomic(root + "/model/tokenizer.json", byte_level_roberta_tokenizer().dump());
+  ct::fs::write_file_atomic(root + "/model/tokenizer.json", tokenizer.dump());
   ct::fs::write_file_atomic(root + "/model/tokenizer_config.json",
                             json{{"model_max_length", 512}, {"pad_token", "<pad>"}}.dump());
-  const json config = {{"model_type", "roberta"},
-                       {"architectures", {"RobertaForQuestionAnswering"}},
-                       {"vocab_size", 261},
+  const json config = {{"model_type", model_type},
+                       {"vocab_size", vocab_size},
                        {"hidden_size", 32},
                        {"num_hidden_layers", 2},
                        {"num_attention_heads", 4},
@@ -88,6 +90,24 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
                        {"layer_norm_eps", 1e-5},
                        {"initializer_range", 0.02}};
   ct::fs::write_file_atomic(root + "/model/config.json", config.dump(2));
+}
+
+// Every predicted answer is a piece of its context (the offsets are byte spans of the right text).
+void expect_answers_in_contexts(const std::string& train_json, const std::string& predictions) {
+  std::map<std::string, std::string> context;
+  for (const auto& ex : ct::data::read_squad(train_json)) context[ex.id] = ex.context;
+  const auto preds = ct::train::read_json(predictions);
+  EXPECT_EQ(preds.size(), context.size());
+  for (const auto& [id, text] : preds.items()) {
+    ASSERT_TRUE(context.count(id)) << id;
+    EXPECT_NE(context[id].find(text.get<std::string>()), std::string::npos) << id << ": " << text;
+  }
+}
+
+TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
+  const std::string root =
+      (stdfs::temp_directory_path() / ("ct_qa_roberta_" + std::to_string(::getpid()))).string();
+  write_workspace(root, "roberta", byte_level_roberta_tokenizer(), 261);
 
   const std::string out = root + "/run";
   const std::string log = root + "/log.txt";
@@ -108,8 +128,7 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
     packed_loss = train.at("train_loss").get<double>();
     const auto eval = ct::train::read_json(out + "/eval_results.json");
     EXPECT_TRUE(eval.contains("eval_f1")) << eval.dump();
-    const auto preds = ct::train::read_json(out + "/eval_predictions.json");
-    EXPECT_FALSE(preds.empty());
+    expect_answers_in_contexts(root + "/train.json", out + "/eval_predictions.json");
     for (const std::string& dir : {out, out + "/checkpoint-20"}) {
       ASSERT_TRUE(stdfs::exists(dir + "/tokenizer.json")) << dir;
       EXPECT_TRUE(stdfs::exists(dir + "/tokenizer_config.json")) << dir;
@@ -130,6 +149,29 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
   EXPECT_NEAR(train2.at("train_loss").get<double>(), packed_loss, 1e-2 * std::fabs(packed_loss));
   EXPECT_TRUE(stdfs::exists(out2 + "/eval_predictions.json"));
   EXPECT_TRUE(stdfs::exists(out2 + "/tokenizer.json"));
+  stdfs::remove_all(root);
+}
+
+// XLM-R's shape: SentencePiece Unigram with Metaspace offsets (tests/text/data/tokenizers/unigram_nmt.json).
+TEST(QaXlmRoberta, TrainsAndEvaluatesWithItsUnigramTokenizer) {
+  const std::string root =
+      (stdfs::temp_directory_path() / ("ct_qa_xlmr_" + std::to_string(::getpid()))).string();
+  const json tok = json::parse(
+      ct::fs::read_file(std::string(CORETRAIN_SOURCE_DIR) + "/tests/text/data/tokenizers/unigram_nmt.json"));
+  write_workspace(root, "xlm-roberta", tok, 1798);
+  const std::string out = root + "/run", log = root + "/log.txt";
+  ASSERT_EQ(run("--config_name " + root + "/model --train_file " + root + "/train.json --validation_file " +
+                    root + "/train.json --output_dir " + out +
+                    " --max_seq_length 96 --doc_stride 32 --pad_to_max_length false --do_train --do_eval "
+                    "--per_device_train_batch_size 8 --learning_rate 1e-3 --max_steps 20 --seed 5 --no_cuda "
+                    "--disable_tqdm",
+                log),
+            0)
+      << ct::fs::read_file(log);
+  EXPECT_TRUE(
+      std::isfinite(ct::train::read_json(out + "/train_results.json").at("train_loss").get<double>()));
+  expect_answers_in_contexts(root + "/train.json", out + "/eval_predictions.json");
+  EXPECT_STREQ(ct::data::QaTokenizer::from_dir(out, "xlm-roberta").kind(), "tokenizer.json");
   stdfs::remove_all(root);
 }
 
