@@ -413,9 +413,13 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
               "); using ", mml);
     d.max_seq_length = mml;
   }
-  if (d.max_seq_length > lm.config.max_position_embeddings)
+  // RoBERTa's positions start past the padding index (pad_token_id + 1), so 514 positions hold 512 tokens.
+  const int64_t first_pos =
+      lm.config.positions == model::PositionScheme::after_padding_idx ? lm.config.pad_token_id + 1 : 0;
+  if (d.max_seq_length + first_pos > lm.config.max_position_embeddings)
     fail("--max_seq_length: ", d.max_seq_length, " exceeds the model's max_position_embeddings (",
-         lm.config.max_position_embeddings, ")");
+         lm.config.max_position_embeddings,
+         first_pos ? str(", positions from ", first_pos, ")") : std::string(")"));
   if (d.doc_stride >= d.max_seq_length)
     fail("--doc_stride: must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride);
 
