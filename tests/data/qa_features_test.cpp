@@ -75,6 +75,13 @@ void expect_golden(const ct::data::FeatureSet& fs, const std::vector<ct::data::E
     }
     EXPECT_EQ(fs[i].start_position, f.at("start_positions").get<int32_t>());
     EXPECT_EQ(fs[i].end_position, f.at("end_positions").get<int32_t>());
+    // The same row unpadded (--pad_to_max_length False packs rows end to end).
+    const std::vector<int64_t> one = {i};
+    const ct::data::Batch p = fs.collate_packed(one);
+    EXPECT_EQ(p.input_ids, ids);
+    if (types_fed) {
+      EXPECT_EQ(p.token_type_ids, types);
+    }
     const json& offs = f.at("offset_mapping");
     for (int64_t k = 0; k < n; ++k) {
       const json& o = offs[static_cast<size_t>(k)];
