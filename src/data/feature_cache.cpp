@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -15,7 +16,7 @@ namespace ct::data {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'T', 'F', 'E', 'A', 'T', '\0', '\0'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 }  // namespace
 
@@ -31,8 +32,11 @@ class FeatureSetIO {
     put(out, o.doc_stride);
     put(out, static_cast<uint8_t>(o.pad_to_max_length));
     put(out, o.pad_to_multiple_of);
-    put(out, fs.cls_id_);
-    put(out, fs.sep_id_);
+    const auto& l = fs.layout_;
+    for (const auto* v : {&l.prefix, &l.middle, &l.suffix, &l.prefix_types, &l.middle_types, &l.suffix_types})
+      put_vec(out, *v);
+    put(out, l.question_type);
+    put(out, l.context_type);
     put(out, fs.pad_id_);
     put(out, static_cast<uint64_t>(fs.examples_.size()));
     for (const auto& te : fs.examples_) {
@@ -50,7 +54,9 @@ class FeatureSetIO {
     const auto& o = fs.options_;
     h.u64(static_cast<uint64_t>(o.max_seq_length)).u64(static_cast<uint64_t>(o.doc_stride));
     h.u64(o.pad_to_max_length).u64(static_cast<uint64_t>(o.pad_to_multiple_of));
-    h.u64(static_cast<uint64_t>(fs.cls_id_)).u64(static_cast<uint64_t>(fs.sep_id_));
+    const auto& l = fs.layout_;
+    h.vec(l.prefix).vec(l.middle).vec(l.suffix).vec(l.prefix_types).vec(l.middle_types).vec(l.suffix_types);
+    h.u64(static_cast<uint64_t>(l.question_type)).u64(static_cast<uint64_t>(l.context_type));
     h.u64(static_cast<uint64_t>(fs.pad_id_)).u64(fs.examples_.size());
     for (const auto& te : fs.examples_) h.vec(te.question_ids).vec(te.context_ids).vec(te.context_offsets);
     h.vec(fs.features_);
@@ -70,8 +76,14 @@ class FeatureSetIO {
     o.doc_stride = r.get<int64_t>();
     o.pad_to_max_length = r.get<uint8_t>() != 0;
     o.pad_to_multiple_of = r.get<int64_t>();
-    fs.cls_id_ = r.get<int32_t>();
-    fs.sep_id_ = r.get<int32_t>();
+    auto& l = fs.layout_;
+    for (auto* v : {&l.prefix, &l.middle, &l.suffix, &l.prefix_types, &l.middle_types, &l.suffix_types})
+      r.vec(*v);
+    l.question_type = r.get<int32_t>();
+    l.context_type = r.get<int32_t>();
+    if (l.prefix.size() != l.prefix_types.size() || l.middle.size() != l.middle_types.size() ||
+        l.suffix.size() != l.suffix_types.size())
+      fail(path, ": corrupt feature cache (special tokens and their types differ in length)");
     fs.pad_id_ = r.get<int32_t>();
     const auto n = r.get<uint64_t>();
     if (n > data.size()) fail(path, ": truncated feature cache");
@@ -134,6 +146,14 @@ uint64_t tokenizer_fingerprint(const text::Tokenizer& tok) {
   h.u64(o.clean_text).u64(static_cast<uint64_t>(o.max_input_chars_per_word));
   h.u64(static_cast<uint64_t>(o.model_max_length)).str(o.unk_token).str(o.sep_token).str(o.pad_token);
   h.str(o.cls_token).str(o.mask_token).str(o.continuing_subword_prefix);
+  return h.digest();
+}
+
+uint64_t tokenizer_fingerprint(const text::HfTokenizer& tok) {
+  Hasher h;
+  h.str("tokenizer.json");
+  if (const auto* j = tok.source()) h.str(j->dump());
+  if (const auto* c = tok.config()) h.str(c->dump());
   return h.digest();
 }
 

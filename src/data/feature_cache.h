@@ -11,12 +11,15 @@
 #include <string>
 
 #include "data/features.h"
+#include "text/hf_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace ct::data {
 
 // Identity of a tokenizer for cache keys: vocab, added tokens, normalizer options.
 uint64_t tokenizer_fingerprint(const text::Tokenizer& tokenizer);
+// The same for a tokenizer.json pipeline: the tokenizer.json and tokenizer_config.json it was read with.
+uint64_t tokenizer_fingerprint(const text::HfTokenizer& tokenizer);
 // Identity of the features: every example's token ids and offsets and every window and label.
 uint64_t feature_set_hash(const FeatureSet& features);
 

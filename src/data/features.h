@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data/squad.h"
+#include "text/hf_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace ct::data {
@@ -46,6 +47,17 @@ struct Feature {
   int32_t end_position = 0;
 };
 
+// Where a feature's tokens come from: prefix, question, middle, context window, suffix, each part with its
+// token type id. BERT: [CLS] q [SEP] c [SEP], types 0 0 0 1 1; RoBERTa/XLM-R: <s> q </s></s> c </s>, all 0
+// (their tokenizers give the model no token_type_ids). The [CLS] of impossible answers is token 0.
+struct SequenceLayout {
+  std::vector<int32_t> prefix, middle, suffix;
+  std::vector<int32_t> prefix_types, middle_types, suffix_types;
+  int32_t question_type = 0, context_type = 1;
+  size_t num_special() const { return prefix.size() + middle.size() + suffix.size(); }
+  bool operator==(const SequenceLayout&) const = default;
+};
+
 // One batch of rows, row-major [batch_size, seq_len].
 struct Batch {
   int64_t batch_size = 0;
@@ -68,6 +80,13 @@ class FeatureSet {
   // smaller than the context budget (HF's tokenizers reject both).
   static FeatureSet build(const std::vector<Example>& examples, const text::Tokenizer& tokenizer,
                           FeatureOptions options);
+  // The same from any tokenizer.json pipeline, as run_qa does with a fast tokenizer (pad_on_right): each
+  // example is encoded as the pair (question.lstrip(), context) with the tokenizer's own post-processor, and
+  // the context tokens are cut into HF's only_second stride windows. `token_type_ids` false: every type id is
+  // 0 (tokenizers whose model_input_names lack token_type_ids: RoBERTa, XLM-R, CamemBERT). The tokenizer must
+  // have no truncation or padding set. model_max_length is checked by the caller.
+  static FeatureSet build(const std::vector<Example>& examples, const text::HfTokenizer& tokenizer,
+                          FeatureOptions options, int32_t pad_id, bool token_type_ids);
 
   int64_t size() const { return static_cast<int64_t>(features_.size()); }
   const Feature& operator[](int64_t i) const { return features_[static_cast<size_t>(i)]; }
@@ -77,9 +96,10 @@ class FeatureSet {
   }
   const FeatureOptions& options() const { return options_; }
 
-  // Unpadded length of feature i: question + window + 3 special tokens.
+  const SequenceLayout& layout() const { return layout_; }
+  // Unpadded length of feature i: question + window + the special tokens.
   int64_t length(int64_t i) const;
-  // Index of the first context token in feature i's sequence (question tokens + 2).
+  // Index of the first context token in feature i's sequence (prefix + question tokens + middle).
   int64_t context_start(int64_t i) const;
   // Byte span in the example's context of token t of feature i; nullopt for [CLS]/question/[SEP]/padding
   // (HF's offset_mapping None).
@@ -97,10 +117,15 @@ class FeatureSet {
 
  private:
   friend class FeatureSetIO;  // feature_cache.cpp: the on-disk form
+  // Cuts every tokenized example into windows and labels them (examples_, layout_, options_ set).
+  void cut_windows(const std::vector<Example>& examples);
+  // The token type id of position k of a feature whose question has q tokens and window c tokens.
+  void fill_types(int64_t q, int64_t c, int32_t* out) const;
   std::vector<TokenizedExample> examples_;
   std::vector<Feature> features_;
   FeatureOptions options_;
-  int32_t cls_id_ = 0, sep_id_ = 0, pad_id_ = 0;
+  SequenceLayout layout_;
+  int32_t pad_id_ = 0;
 };
 
 // HF's question.lstrip(): drops leading Unicode whitespace (Python str.isspace).

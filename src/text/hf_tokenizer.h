@@ -70,6 +70,10 @@ class HfTokenizer {
   size_t vocab_size() const;                          // model vocab plus added tokens beyond it
   const AddedVocabulary& added() const { return added_; }
   size_t num_special_tokens_to_add(bool pair) const;
+  // The tokenizer.json and tokenizer_config.json it was read with (null when built otherwise): its identity
+  // for caches, and the transformers-side settings (model_max_length, special tokens).
+  const nlohmann::json* source() const { return source_.get(); }
+  const nlohmann::json* config() const { return config_.get(); }
 
  private:
   Encoding encode_sequence(std::string_view text, int32_t type_id, int32_t word, OffsetUnit unit) const;

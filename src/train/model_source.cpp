@@ -13,8 +13,12 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-const char* const kTokenizerFiles[] = {"tokenizer.json", "vocab.txt", "tokenizer_config.json",
-                                       "special_tokens_map.json"};
+// The tokenizer: tokenizer.json and BERT's vocab.txt (BertTokenizerFast fetches both), else the slow
+// tokenizer's files tokenizer.json is converted from (GPT-2/RoBERTa's vocab.json + merges.txt, a
+// SentencePiece model: XLM-R, CamemBERT, DeBERTa-v2, ALBERT); then the settings beside it, whichever exist.
+const char* const kVocabFiles[] = {"vocab.json", "sentencepiece.bpe.model", "spm.model", "tokenizer.model"};
+const char* const kTokenizerSettings[] = {"tokenizer_config.json", "special_tokens_map.json",
+                                          "added_tokens.json"};
 
 bool exists_locally(const std::string& p) {
   std::error_code ec;
@@ -71,14 +75,25 @@ class Fetcher {
   std::string fetch_tokenizer(const std::string& repo) {
     std::string dir;
     bool vocab = false;
-    for (const char* f : kTokenizerFiles)
+    for (const char* f : {"tokenizer.json", "vocab.txt"})
       if (auto p = get_optional(repo, f)) {
         dir = dir_of(*p);
-        if (std::string(f) == "tokenizer.json" || std::string(f) == "vocab.txt") vocab = true;
+        vocab = true;
       }
+    for (const char* f : kVocabFiles) {
+      if (vocab) break;
+      if (auto p = get_optional(repo, f)) {
+        dir = dir_of(*p);
+        vocab = std::string(f) != "vocab.json" || get_optional(repo, "merges.txt").has_value();
+      }
+    }
+    for (const char* f : kTokenizerSettings)
+      if (auto p = get_optional(repo, f)) dir = dir_of(*p);
     if (!vocab)
-      fail(repo, " has neither tokenizer.json nor vocab.txt at revision ", m_.model_revision,
-           client_->offline() ? " in the cache (HF_HUB_OFFLINE)" : "", "; give --tokenizer_name");
+      fail(repo,
+           " has no tokenizer.json, vocab.txt, vocab.json + merges.txt or SentencePiece model at revision ",
+           m_.model_revision, client_->offline() ? " in the cache (HF_HUB_OFFLINE)" : "",
+           "; give --tokenizer_name");
     return dir;
   }
 

@@ -3,8 +3,9 @@
 // (`google-bert/bert-base-uncased`, legacy `bert-base-uncased`) whose files are fetched at --model_revision
 // into the Hub cache (--cache_dir, HF_HUB_CACHE, ...; hub/hub_cache.h) with --token, and the flag then points
 // at the repo's snapshot folder there. Files: config.json; model.safetensors or model.safetensors.index.json
-// + its shards; tokenizer.json and/or vocab.txt, tokenizer_config.json, special_tokens_map.json (optional
-// ones may be absent). A repo with only PyTorch pickles (pytorch_model.bin) is refused with the one-time
+// + its shards; tokenizer.json, else vocab.txt, vocab.json + merges.txt or a SentencePiece model
+// (sentencepiece.bpe.model, spm.model, tokenizer.model), and tokenizer_config.json, special_tokens_map.json,
+// added_tokens.json (optional ones may be absent). A repo with only PyTorch pickles (pytorch_model.bin) is refused with the one-time
 // conversion to safetensors (docs/hub.md).
 #pragma once
 

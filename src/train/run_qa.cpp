@@ -52,10 +52,13 @@ std::string config_path(const std::string& flag, const std::string& p) {
   return p;
 }
 
-text::Tokenizer load_tokenizer(const std::string& flag, const std::string& dir) {
-  if (!is_dir(dir)) fail(flag, ": ", dir, " is not a folder with vocab.txt or tokenizer.json");
+data::QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir,
+                                 const std::string& model_type) {
+  if (!is_dir(dir))
+    fail(flag, ": ", dir,
+         " is not a folder with tokenizer.json, vocab.txt, vocab.json + merges.txt or a SentencePiece model");
   try {
-    return text::Tokenizer::from_dir(dir);
+    return data::QaTokenizer::from_dir(dir, model_type);
   } catch (const Error& e) {
     fail(flag, ": ", e.what());
   }
@@ -64,7 +67,7 @@ text::Tokenizer load_tokenizer(const std::string& flag, const std::string& dir) 
 // Features built once per node: local rank 0 reads the cache or builds and writes it, the others wait and
 // read it (HF's main_process_first around dataset.map). Without a writable cache every rank builds its own.
 data::FeatureSet node_features(const std::string& path, const std::vector<data::Example>& examples,
-                               int64_t max_samples, const text::Tokenizer& tok,
+                               int64_t max_samples, const data::QaTokenizer& tok,
                                const DataTrainingArguments& d, const DistContext& dist) {
   data::FeatureOptions fo;
   fo.max_seq_length = d.max_seq_length;
@@ -78,7 +81,7 @@ data::FeatureSet node_features(const std::string& path, const std::vector<data::
     bytes = ss.str();
   }
   Hasher key;
-  key.str(bytes).u64(data::tokenizer_fingerprint(tok)).u64(static_cast<uint64_t>(fo.max_seq_length));
+  key.str(bytes).u64(tok.fingerprint()).u64(static_cast<uint64_t>(fo.max_seq_length));
   key.u64(static_cast<uint64_t>(fo.doc_stride))
       .u64(fo.pad_to_max_length)
       .u64(static_cast<uint64_t>(max_samples));
@@ -99,7 +102,7 @@ data::FeatureSet node_features(const std::string& path, const std::vector<data::
     if (fs) {
       log::info(path, ": ", fs->size(), " features from the cache ", cache, " in ", elapsed(), " s");
     } else {
-      fs = data::FeatureSet::build(examples, tok, fo);
+      fs = tok.build_features(examples, fo);
       log::info(path, ": built ", fs->size(), " features in ", elapsed(), " s");
       try {
         data::save_feature_set(cache, *fs);
@@ -115,13 +118,13 @@ data::FeatureSet node_features(const std::string& path, const std::vector<data::
     } catch (const Error& e) {
       log::warn(e.what());
     }
-    if (!fs) fs = data::FeatureSet::build(examples, tok, fo);
+    if (!fs) fs = tok.build_features(examples, fo);
   }
   return std::move(*fs);
 }
 
 QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
-                     const text::Tokenizer& tok, const DataTrainingArguments& d, const DistContext& dist,
+                     const data::QaTokenizer& tok, const DataTrainingArguments& d, const DistContext& dist,
                      bool* has_answers = nullptr) {
   std::error_code ec;
   if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
@@ -311,7 +314,7 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
             ? (is_dir(m.config_name) ? m.config_name : stdfs::path(m.config_name).parent_path().string())
             : m.model_name_or_path;
   }
-  out.tokenizer = load_tokenizer(tok_flag, tok_src);
+  out.tokenizer = load_tokenizer(tok_flag, tok_src, out.config.model_type);
   if (out.tokenizer.vocab_size() > out.config.vocab_size)
     fail(tok_flag, ": tokenizer has ", out.tokenizer.vocab_size(), " tokens but config vocab_size is ",
          out.config.vocab_size);
@@ -405,14 +408,18 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   // DDP's start: every rank takes rank 0's weights.
   broadcast_floats(dist, lm.model->params_data(), lm.model->num_params());
   lm.model->mark_weights_changed();
-  if (d.max_seq_length > lm.tokenizer.options().model_max_length) {
-    log::warn("--max_seq_length ", d.max_seq_length, " is larger than the model's maximum (",
-              lm.tokenizer.options().model_max_length, "); using ", lm.tokenizer.options().model_max_length);
-    d.max_seq_length = lm.tokenizer.options().model_max_length;
+  if (const int64_t mml = lm.tokenizer.model_max_length(); mml > 0 && d.max_seq_length > mml) {
+    log::warn("--max_seq_length ", d.max_seq_length, " is larger than the model's maximum (", mml,
+              "); using ", mml);
+    d.max_seq_length = mml;
   }
-  if (d.max_seq_length > lm.config.max_position_embeddings)
+  // RoBERTa's positions start past the padding index (pad_token_id + 1), so 514 positions hold 512 tokens.
+  const int64_t first_pos =
+      lm.config.positions == model::PositionScheme::after_padding_idx ? lm.config.pad_token_id + 1 : 0;
+  if (d.max_seq_length + first_pos > lm.config.max_position_embeddings)
     fail("--max_seq_length: ", d.max_seq_length, " exceeds the model's max_position_embeddings (",
-         lm.config.max_position_embeddings, ")");
+         lm.config.max_position_embeddings,
+         first_pos ? str(", positions from ", first_pos, ")") : std::string(")"));
   if (d.doc_stride >= d.max_seq_length)
     fail("--doc_stride: must be < --max_seq_length (", d.max_seq_length, "), got ", d.doc_stride);
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/qa_tokenizer.h"
 #include "model/qa_model.h"
-#include "text/tokenizer.h"
 #include "train/trainer.h"
 #include "train/training_args.h"
 
@@ -18,7 +18,7 @@ namespace ct::train {
 
 struct LoadedModel {
   model::ModelConfig config;
-  text::Tokenizer tokenizer;
+  data::QaTokenizer tokenizer;
   std::unique_ptr<model::QaModel> model;
 };
 

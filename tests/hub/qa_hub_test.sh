@@ -3,7 +3,8 @@
 # a tiny BERT written by `coretrain qa --demo` is served as a repo; training downloads it into the Hub cache and
 # runs; the same command with HF_HUB_OFFLINE=1 makes no request; offline with an empty cache names the file;
 # a sharded checkpoint (model.safetensors.index.json + 2 shards) loads; a pytorch_model.bin-only repo is refused
-# with the conversion recipe; a gated repo needs --token; two ranks (torchrun-style env) download each file once;
+# with the conversion recipe; a gated repo needs --token; a RoBERTa repo with only vocab.json + merges.txt
+# trains and saves tokenizer.json; two ranks (torchrun-style env) download each file once;
 # `coretrain hub download` prefills a cache an offline job runs from.
 #   qa_hub_test.sh CORETRAIN_BIN
 set -eu
@@ -146,6 +147,39 @@ if qa "$TMP/path.log" --model_name_or_path ./no/such/dir --output_dir "$TMP/out7
 grep -q "error: --model_name_or_path: ./no/such/dir is neither a local path" "$TMP/path.log" ||
   fail "unclear error for a missing folder" "$TMP/path.log"
 
+# 6b. A RoBERTa repo with only the slow tokenizer's files (vocab.json + merges.txt: byte-level BPE over GPT-2's
+# 256 byte symbols after RoBERTa's specials, no merges): they are fetched, converted as transformers converts
+# them (RobertaProcessing, from config.json's model_type), and the output folder gets tokenizer.json.
+ROB="$TMP/rob"
+mkdir -p "$ROB" "$HUB/org/tiny-roberta"
+"$PY" - "$HERE/../text/data/tokenizers/gpt2.json" "$ROB" <<'PYEOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+vocab.update({t: i + 4 for t, i in g["model"]["vocab"].items() if i < 256})
+vocab["<mask>"] = 260
+out = sys.argv[2]
+json.dump(vocab, open(out + "/vocab.json", "w"))
+open(out + "/merges.txt", "w").write("#version: 0.2\n")
+json.dump({"model_max_length": 512}, open(out + "/tokenizer_config.json", "w"))
+json.dump({"model_type": "roberta", "vocab_size": 261, "hidden_size": 32, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 160,
+           "type_vocab_size": 1, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2},
+          open(out + "/config.json", "w"))
+PYEOF
+qa "$TMP/rob0.log" --config_name "$ROB" --output_dir "$TMP/rob_out" || fail "the local RoBERTa did not train" "$TMP/rob0.log"
+cp "$TMP/rob_out/"{config.json,model.safetensors} "$ROB/"{vocab.json,merges.txt,tokenizer_config.json} \
+  "$HUB/org/tiny-roberta/"
+qa "$TMP/rob.log" --model_name_or_path org/tiny-roberta --output_dir "$TMP/out_rob" ||
+  fail "training from org/tiny-roberta failed" "$TMP/rob.log"
+RSNAP="$HF_HUB_CACHE/models--org--tiny-roberta/snapshots/$(cat "$HF_HUB_CACHE/models--org--tiny-roberta/refs/main")"
+for f in vocab.json merges.txt tokenizer_config.json; do
+  [ -f "$RSNAP/$f" ] || fail "org/tiny-roberta: $f was not fetched" "$TMP/rob.log"
+done
+[ -f "$TMP/out_rob/tokenizer.json" ] || fail "org/tiny-roberta: no tokenizer.json saved" "$TMP/rob.log"
+grep -q '"RobertaProcessing"' "$TMP/out_rob/tokenizer.json" ||
+  fail "org/tiny-roberta: the saved tokenizer is not RoBERTa's" "$TMP/out_rob/tokenizer.json"
+
 # 7. Two ranks (torchrun-style, one node) on a fresh cache: local rank 0 downloads, each file once.
 export HF_HUB_CACHE="$TMP/cache_ddp"
 pick_port
@@ -166,4 +200,4 @@ wait_rc $p1; rc1=$RC
 # Only local rank 0 asked the Hub; rank 1 read the node's cache without a request.
 [ "$(( $(heads /org/tiny-bert/resolve/main/config.json) - heads_before ))" = 1 ] ||
   fail "config.json was asked for $(( $(heads /org/tiny-bert/resolve/main/config.json) - heads_before )) times by 2 ranks"
-echo "PASS: qa from the fake Hub (online, offline, sharded, pytorch-only, gated, 2 ranks)"
+echo "PASS: qa from the fake Hub (online, offline, sharded, pytorch-only, gated, RoBERTa vocab.json + merges.txt, 2 ranks)"
