@@ -5,8 +5,8 @@
 // at the repo's snapshot folder there. Files: config.json; model.safetensors or model.safetensors.index.json
 // + its shards; tokenizer.json, else vocab.txt, vocab.json + merges.txt or a SentencePiece model
 // (sentencepiece.bpe.model, spm.model, tokenizer.model), and tokenizer_config.json, special_tokens_map.json,
-// added_tokens.json (optional ones may be absent). A repo with only PyTorch pickles (pytorch_model.bin) is refused with the one-time
-// conversion to safetensors (docs/hub.md).
+// added_tokens.json (optional ones may be absent). A repo with only PyTorch pickles (pytorch_model.bin) is
+// refused with the one-time conversion to safetensors (docs/hub.md).
 #pragma once
 
 #include "train/dist_context.h"

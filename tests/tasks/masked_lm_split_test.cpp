@@ -12,15 +12,11 @@
 #include "tasks/masked_lm/group_texts.h"
 #include "tasks/masked_lm/masked_lm_split.h"
 #include "text/hf_tokenizer.h"
+#include "tiny_training.h"
 #include "train/trainer.h"
 
 namespace ct::tasks {
 namespace {
-
-text::HfTokenizer bert_tokenizer() {
-  return text::HfTokenizer::from_file(std::string(CORETRAIN_SOURCE_DIR) +
-                                      "/tests/text/data/tokenizers/bert.json");
-}
 
 // Long lines that repeat one word: a masked word is what the rest of its chunk says, but where a chunk
 // straddles two lines (group_texts joins them) and the other line's word is near.
@@ -49,7 +45,7 @@ MaskedLmOptions options(const text::HfTokenizer& tok, bool pad) {
 }
 
 TEST(MaskedLmSplit, MasksFollowTheBatchKeyAndLabelOnlyMaskedTokens) {
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const auto chunks = group_texts(corpus(tok, 40, 1), 32);
   const MaskedLmSplit split(chunks, options(tok, false));
   const std::vector<int64_t> idx{3, 5}, pos_a{10, 11}, pos_b{20, 21};
@@ -76,32 +72,17 @@ class MlmTrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};
 TEST_P(MlmTrainsThroughTheTrainer, ToHighMaskedAccuracy) {
   const bool pad = GetParam();
   omp_set_num_threads(1);  // a 32-wide model; see sequence_classification_test.cpp
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const auto train_chunks = group_texts(corpus(tok, 600, 2), 32),
              eval_chunks = group_texts(corpus(tok, 120, 3), 32);
   const MaskedLmSplit train_split(train_chunks, options(tok, pad)),
       eval_split(eval_chunks, options(tok, pad));
 
-  model::ModelConfig c;
-  c.vocab_size = static_cast<int64_t>(tok.vocab_size());
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
+  const auto c = test::tiny_bert(static_cast<int64_t>(tok.vocab_size()));
   model::EncoderModel model(c, model::HeadKind::masked_lm, model::Precision::f32);
   model.init_weights(42);
-  train::TrainingArguments t;
-  t.output_dir = testing::TempDir() + "/mlm_" + (pad ? "padded" : "packed");
-  std::filesystem::create_directories(t.output_dir);
-  t.per_device_train_batch_size = 16;
-  t.per_device_eval_batch_size = 32;
-  t.learning_rate = 2e-3;
-  t.max_steps = 300;
-  t.warmup_ratio = 0.1;
-  t.save_strategy = "no";
-  t.logging_steps = 50;
-  t.disable_tqdm = true;
+  const train::TrainingArguments t =
+      test::quick_args(std::string("mlm_") + (pad ? "padded" : "packed"), 300, 2e-3);
   train::Trainer trainer(t, model, nullptr);
   trainer.train(train_split, nullptr, "");
   const auto m = trainer.evaluate(eval_split, false);

@@ -16,15 +16,11 @@
 #include "tasks/sequence_classification/sequence_classification_split.h"
 #include "tasks/sequence_classification/sequence_features.h"
 #include "text/hf_tokenizer.h"
+#include "tiny_training.h"
 #include "train/trainer.h"
 
 namespace ct::tasks {
 namespace {
-
-text::HfTokenizer bert_tokenizer() {
-  return text::HfTokenizer::from_file(std::string(CORETRAIN_SOURCE_DIR) +
-                                      "/tests/text/data/tokenizers/bert.json");
-}
 
 // Pairs of short sentences over the fixture's vocabulary; the label says whether "hello" occurs in either.
 struct Generated {
@@ -52,20 +48,8 @@ Generated generate(int n, uint64_t seed) {
   return out;
 }
 
-model::ModelConfig tiny_bert(int64_t vocab) {
-  model::ModelConfig c;
-  c.vocab_size = vocab;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
-  c.num_labels = 2;
-  return c;
-}
-
 TEST(SequenceFeatures, PairsTruncateLongestFirstWithTheTokenizersSpecialTokens) {
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const std::vector<TextPair> texts{
       {"hello world", std::nullopt},
       {"hello world cafe istanbul resume naive zurich strasse", "hello cafe"},
@@ -86,7 +70,7 @@ TEST(SequenceFeatures, PairsTruncateLongestFirstWithTheTokenizersSpecialTokens) 
 }
 
 TEST(SequenceClassificationSplit, PaddedAndPackedBatchesCarryTheSameTokensAndLabels) {
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const auto data = generate(5, 1);
   const auto f = build_sequence_features(tok, data.texts, 32);
   SequenceClassificationOptions o;
@@ -120,7 +104,7 @@ TEST_P(TrainsThroughTheTrainer, ToHighAccuracyWithEvalLossAndPredictions) {
   // One thread: a 32-wide model gains nothing from two, and beside other tests (ctest -j) a second spinning
   // OpenMP thread can slow it a hundredfold.
   omp_set_num_threads(1);
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const auto train_data = generate(512, 7), eval_data = generate(128, 8);
   const auto train_f = build_sequence_features(tok, train_data.texts, 32);
   const auto eval_f = build_sequence_features(tok, eval_data.texts, 32);
@@ -133,20 +117,11 @@ TEST_P(TrainsThroughTheTrainer, ToHighAccuracyWithEvalLossAndPredictions) {
   const SequenceClassificationSplit train_split(train_f, train_data.labels, {}, o),
       eval_split(eval_f, eval_data.labels, {}, o);
 
-  const auto model_config = tiny_bert(static_cast<int64_t>(tok.vocab_size()));
+  const auto model_config = test::tiny_bert(static_cast<int64_t>(tok.vocab_size()));
   model::EncoderModel model(model_config, model::HeadKind::sequence_classification, model::Precision::f32);
   model.init_weights(42);
-  train::TrainingArguments t;
-  t.output_dir = testing::TempDir() + "/seqcls_" + (pad ? "padded" : "packed");
-  std::filesystem::create_directories(t.output_dir);
-  t.per_device_train_batch_size = 16;
-  t.per_device_eval_batch_size = 32;
-  t.learning_rate = 1e-3;
-  t.max_steps = 160;
-  t.warmup_ratio = 0.1;
-  t.save_strategy = "no";
-  t.logging_steps = 40;
-  t.disable_tqdm = true;
+  const train::TrainingArguments t =
+      test::quick_args(std::string("seqcls_") + (pad ? "padded" : "packed"), 160, 1e-3);
   train::Trainer trainer(t, model, nullptr);
   trainer.train(train_split, nullptr, "");
   const auto m = trainer.evaluate(eval_split, false);

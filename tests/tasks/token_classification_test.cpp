@@ -16,17 +16,13 @@
 #include "tasks/token_classification/token_classification_split.h"
 #include "tasks/token_classification/token_features.h"
 #include "text/hf_tokenizer.h"
+#include "tiny_training.h"
 #include "train/trainer.h"
 
 namespace ct::tasks {
 namespace {
 
 const std::vector<std::string> kLabels{"O", "B-GREET", "I-GREET", "B-LOC", "I-LOC"};
-
-text::HfTokenizer bert_tokenizer() {
-  return text::HfTokenizer::from_file(std::string(CORETRAIN_SOURCE_DIR) +
-                                      "/tests/text/data/tokenizers/bert.json");
-}
 
 // Sentences over the fixture's vocabulary: "hello" (B-GREET) and a "world" right after it (I-GREET); zurich
 // and istanbul are places (B-LOC), "strasse" after one continues it (I-LOC); the rest O. "unaffable" splits
@@ -62,7 +58,7 @@ Generated generate(int n, uint64_t seed) {
 }
 
 TEST(TokenFeatures, LabelsSitOnFirstSubTokensOrOnEveryOne) {
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const std::vector<std::vector<std::string>> words{{"hello", "cafes", "zurich", "strasse"}};
   const std::vector<std::vector<int64_t>> labels{{1, 0, 3, 4}};
   const auto b_to_i = b_to_i_labels(kLabels);
@@ -89,7 +85,7 @@ class NerTrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};
 TEST_P(NerTrainsThroughTheTrainer, ToHighEntityF1) {
   const bool pad = GetParam();
   omp_set_num_threads(1);  // a 32-wide model; see sequence_classification_test.cpp
-  auto tok = bert_tokenizer();
+  auto tok = test::bert_tokenizer();
   const auto b_to_i = b_to_i_labels(kLabels);
   const auto train_data = generate(384, 3), eval_data = generate(96, 4);
   const auto train_f = build_token_features(tok, train_data.words, train_data.labels, 48, false, b_to_i);
@@ -101,27 +97,12 @@ TEST_P(NerTrainsThroughTheTrainer, ToHighEntityF1) {
   o.return_entity_level_metrics = true;
   const TokenClassificationSplit train_split(train_f, o), eval_split(eval_f, o);
 
-  model::ModelConfig c;
-  c.vocab_size = static_cast<int64_t>(tok.vocab_size());
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
-  c.num_labels = static_cast<int64_t>(kLabels.size());
+  const auto c =
+      test::tiny_bert(static_cast<int64_t>(tok.vocab_size()), static_cast<int64_t>(kLabels.size()));
   model::EncoderModel model(c, model::HeadKind::token_classification, model::Precision::f32);
   model.init_weights(42);
-  train::TrainingArguments t;
-  t.output_dir = testing::TempDir() + "/ner_" + (pad ? "padded" : "packed");
-  std::filesystem::create_directories(t.output_dir);
-  t.per_device_train_batch_size = 16;
-  t.per_device_eval_batch_size = 32;
-  t.learning_rate = 1e-3;
-  t.max_steps = 200;
-  t.warmup_ratio = 0.1;
-  t.save_strategy = "no";
-  t.logging_steps = 40;
-  t.disable_tqdm = true;
+  const train::TrainingArguments t =
+      test::quick_args(std::string("ner_") + (pad ? "padded" : "packed"), 200, 1e-3);
   train::Trainer trainer(t, model, nullptr);
   trainer.train(train_split, nullptr, "");
   const auto m = trainer.evaluate(eval_split, false);

@@ -1,19 +1,13 @@
 #include "tasks/sequence_classification/sequence_features.h"
 
 #include "core/error.h"
+#include "tasks/tokenizer_call.h"
 
 namespace ct::tasks {
 
 SequenceFeatures build_sequence_features(text::HfTokenizer& tokenizer, const std::vector<TextPair>& texts,
                                          int64_t max_seq_length) {
-  CT_CHECK(max_seq_length > 0, "--max_seq_length: must be > 0, got ", max_seq_length);
-  const auto saved_truncation = tokenizer.truncation();
-  const auto saved_padding = tokenizer.padding();
-  text::TruncationParams t;
-  t.max_length = static_cast<size_t>(max_seq_length);
-  t.strategy = text::TruncationStrategy::kLongestFirst;
-  tokenizer.set_truncation(t);
-  tokenizer.set_padding(std::nullopt);
+  const TruncationScope scope(tokenizer, max_seq_length);
   const auto n = static_cast<int64_t>(texts.size());
   SequenceFeatures out;
   out.input_ids.resize(texts.size());
@@ -30,8 +24,6 @@ SequenceFeatures build_sequence_features(text::HfTokenizer& tokenizer, const std
       errors[static_cast<size_t>(i)] = e.what();
     }
   }
-  tokenizer.set_truncation(saved_truncation);
-  tokenizer.set_padding(saved_padding);
   for (int64_t i = 0; i < n; ++i)
     CT_CHECK(errors[static_cast<size_t>(i)].empty(), "example ", i, ": ", errors[static_cast<size_t>(i)]);
   return out;

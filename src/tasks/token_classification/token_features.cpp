@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "tasks/token_classification/ner_labels.h"
+#include "tasks/tokenizer_call.h"
 
 namespace ct::tasks {
 
@@ -10,16 +11,9 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
                                    const std::vector<std::vector<int64_t>>& word_labels,
                                    int64_t max_seq_length, bool label_all_tokens,
                                    const std::vector<int64_t>& b_to_i) {
-  CT_CHECK(max_seq_length > 0, "--max_seq_length: must be > 0, got ", max_seq_length);
   CT_CHECK(word_labels.empty() || word_labels.size() == words.size(), "ner: ", word_labels.size(),
            " label lists for ", words.size(), " examples");
-  const auto saved_truncation = tokenizer.truncation();
-  const auto saved_padding = tokenizer.padding();
-  text::TruncationParams t;
-  t.max_length = static_cast<size_t>(max_seq_length);
-  t.strategy = text::TruncationStrategy::kLongestFirst;
-  tokenizer.set_truncation(t);
-  tokenizer.set_padding(std::nullopt);
+  const TruncationScope scope(tokenizer, max_seq_length);
   const auto n = static_cast<int64_t>(words.size());
   TokenFeatures out;
   out.input_ids.resize(words.size());
@@ -44,8 +38,6 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
       errors[k] = e.what();
     }
   }
-  tokenizer.set_truncation(saved_truncation);
-  tokenizer.set_padding(saved_padding);
   for (int64_t i = 0; i < n; ++i)
     CT_CHECK(errors[static_cast<size_t>(i)].empty(), "example ", i, ": ", errors[static_cast<size_t>(i)]);
   return out;
