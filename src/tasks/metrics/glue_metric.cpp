@@ -12,13 +12,13 @@ namespace {
 constexpr std::array<std::string_view, 9> kGlueTasks = {"cola", "mnli", "mrpc", "qnli", "qqp",
                                                         "rte",  "sst2", "stsb", "wnli"};
 
-std::string task_list() {
+}  // namespace
+
+std::string glue_task_list() {
   std::string s;
   for (auto t : kGlueTasks) s += (s.empty() ? "" : ", ") + std::string(t);
   return s;
 }
-
-}  // namespace
 
 bool is_glue_task(std::string_view task) {
   for (auto t : kGlueTasks)
@@ -29,7 +29,7 @@ bool is_glue_task(std::string_view task) {
 Metrics glue_classification_metrics(std::string_view task, std::span<const int64_t> predictions,
                                     std::span<const int64_t> references) {
   CT_CHECK(task.empty() || is_glue_task(task), "--task_name ", task, " is not a GLUE task (expected one of ",
-           task_list(), ")");
+           glue_task_list(), ")");
   CT_CHECK(task != "stsb", "glue metric: stsb is a regression (expected float predictions)");
   Metrics m;
   if (task == "cola") {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "data/squad_metrics.h"
@@ -15,6 +16,8 @@ using Metrics = data::Metrics;
 
 // The GLUE task names run_glue accepts (task_to_keys): cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli.
 bool is_glue_task(std::string_view task);
+// "cola, mnli, ..., wnli", for messages and --help.
+std::string glue_task_list();
 
 // Argmax predictions of a classification task; `task` empty for local files. Fails for stsb (a regression)
 // and for an unknown task name, naming it.

@@ -14,7 +14,7 @@ void add_flags(train::ArgParser& p, GlueArguments& a) {
   p.add("use_fast_tokenizer", &m.use_fast_tokenizer, "accepted: coretrain's tokenizers are the fast ones");
   p.add("ignore_mismatched_sizes", &m.ignore_mismatched_sizes,
         "load a checkpoint whose head has another number of labels (the head starts fresh)");
-  p.add("task_name", &d.task_name, "GLUE task: cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli");
+  p.add("task_name", &d.task_name, "GLUE task: " + glue_task_list());
   p.add("dataset_name", &d.dataset_name,
         "a dataset on the Hub (repo id) instead of a GLUE task or local files");
   p.add("dataset_config_name", &d.dataset_config_name, "the dataset's configuration");
@@ -36,8 +36,8 @@ void validate(GlueArguments& a) {
   validate_common(a.model, a.training, false, &a.notes);
   for (char& c : d.task_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!d.task_name.empty()) {
-    CT_CHECK(is_glue_task(d.task_name), "--task_name ", d.task_name,
-             ": unknown task, pick one of cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli");
+    CT_CHECK(is_glue_task(d.task_name), "--task_name ", d.task_name, ": unknown task, pick one of ",
+             glue_task_list());
   } else if (d.dataset_name.empty()) {
     check_train_validation_pair(
         d.train_file, d.validation_file,

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "tasks/metrics/glue_metric.h"
 
 namespace ct::tasks {
 
@@ -13,8 +14,7 @@ TextColumns glue_task_columns(std::string_view task) {
   if (task == "qnli") return {"question", "sentence"};
   if (task == "qqp") return {"question1", "question2"};
   if (task == "mrpc" || task == "rte" || task == "stsb" || task == "wnli") return {"sentence1", "sentence2"};
-  fail("--task_name ", task,
-       " is not a GLUE task (expected cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb or wnli)");
+  fail("--task_name ", task, " is not a GLUE task (expected one of ", glue_task_list(), ")");
 }
 
 TextColumns local_text_columns(const std::vector<std::string>& column_names) {
