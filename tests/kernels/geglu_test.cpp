@@ -1,6 +1,7 @@
 // GeGLU: forward vs double references, backward vs finite differences, over rows wider than a vector.
 #include "kernels/geglu.h"
 
+#include "core/error.h"
 #include "test_util.h"
 
 namespace ct::kernels {
@@ -37,6 +38,12 @@ TEST_P(GegluTest, BackwardMatchesFiniteDifferences) {
   std::vector<float> dx(N * 2 * F, 123.0f);  // overwritten
   geglu_backward(dx.data(), w.data(), x.data(), N, F, act);
   test::expect_fd(loss, x.data(), dx.data(), N * 2 * F, 1e-2, 2e-3, 2e-3, "d geglu / dx", 96);
+}
+
+TEST(Geglu, RefusesAnEmptyGate) {
+  std::vector<float> x(4), y(4);
+  EXPECT_THROW(geglu_forward(y.data(), x.data(), 2, 0, Activation::gelu), Error);
+  EXPECT_THROW(geglu_backward(y.data(), x.data(), x.data(), 2, 0, Activation::gelu), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, GegluTest,

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "model/encoder_model.h"
 #include "tasks/masked_lm/group_texts.h"
@@ -65,6 +66,23 @@ TEST(MaskedLmSplit, MasksFollowTheBatchKeyAndLabelOnlyMaskedTokens) {
     EXPECT_EQ(ids[t], b.batch.input_ids[32 + t]);
     EXPECT_EQ(labels[t], b.batch.labels[32 + t]);
   }
+}
+
+TEST(MaskedLmSplit, RefusesChunksPastMaxSeqLengthAndKeysOfAnotherSize) {
+  auto tok = test::bert_tokenizer();
+  const auto chunks = group_texts(corpus(tok, 40, 1), 32);
+  auto o = options(tok, false);
+  o.max_seq_length = 16;
+  EXPECT_THAT([&] { MaskedLmSplit(chunks, o); },
+              testing::ThrowsMessage<Error>(
+                  testing::HasSubstr("chunk 0 has 32 tokens, more than --max_seq_length 16")));
+  const MaskedLmSplit split(chunks, options(tok, false));
+  const std::vector<int64_t> idx{0, 1}, one_position{0};
+  EXPECT_THAT(
+      [&] {
+        split.collate(idx, true, train::BatchKey{0, one_position});
+      },
+      testing::ThrowsMessage<Error>(testing::HasSubstr("masked LM: 1 positions for 2 features")));
 }
 
 class MlmTrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};

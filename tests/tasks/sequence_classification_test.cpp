@@ -94,7 +94,22 @@ TEST(SequenceClassificationSplit, PaddedAndPackedBatchesCarryTheSameTokensAndLab
   EXPECT_EQ(96, a.positions);
   EXPECT_EQ(at, b.positions);
   EXPECT_EQ(nullptr, padded.collate(idx, false).batch.labels);
-  EXPECT_THROW(SequenceClassificationSplit(f, {0, 1, 5, 0, 1}, {}, o), Error);  // label id past num_labels
+  EXPECT_THAT(
+      [&] {
+        SequenceClassificationSplit(f, {0, 1, 5, 0, 1}, {}, o);
+      },
+      testing::ThrowsMessage<Error>(testing::HasSubstr("example 2 has label id 5 (expected 0..1")));
+  EXPECT_THAT(
+      [&] {
+        SequenceClassificationSplit(f, {0, 1}, {}, o);
+      },
+      testing::ThrowsMessage<Error>(testing::HasSubstr("2 labels for 5 features")));
+  o.kind = LabelKind::regression;
+  EXPECT_THAT(
+      [&] {
+        SequenceClassificationSplit(f, {}, {0.5f, 1, 2, 3, 4}, o);
+      },
+      testing::ThrowsMessage<Error>(testing::HasSubstr("regression: num_labels must be 1, got 2")));
 }
 
 class TrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};

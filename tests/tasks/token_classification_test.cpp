@@ -80,6 +80,26 @@ TEST(TokenFeatures, LabelsSitOnFirstSubTokensOrOnEveryOne) {
   EXPECT_THROW(build_token_features(tok, words, {{1, 0}}, 64, false, b_to_i), Error);
 }
 
+TEST(TokenClassificationSplit, RefusesLabelsOutsideTheListAndFeaturesPastMaxSeqLength) {
+  TokenFeatures f;
+  f.input_ids = {{2, 5, 3}};
+  f.token_type_ids = {{0, 0, 0}};
+  f.labels = {{-100, 7, -100}};
+  TokenClassificationOptions o;
+  o.label_list = kLabels;
+  EXPECT_THAT(
+      [&] { TokenClassificationSplit(f, o); },
+      testing::ThrowsMessage<Error>(testing::HasSubstr("feature 0 has label id 7 (expected 0..4 or -100)")));
+  f.labels = {{-100, 1, -100}};
+  o.max_seq_length = 2;
+  EXPECT_THAT([&] { TokenClassificationSplit(f, o); },
+              testing::ThrowsMessage<Error>(
+                  testing::HasSubstr("feature 0 has 3 tokens, more than --max_seq_length 2")));
+  o.label_list.clear();
+  EXPECT_THAT([&] { TokenClassificationSplit(f, o); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("an empty label list")));
+}
+
 class NerTrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};
 
 TEST_P(NerTrainsThroughTheTrainer, ToHighEntityF1) {
