@@ -5,32 +5,18 @@
 // every wait. SIGTERM/SIGINT stop it gracefully (train/stop_signal.h): during training all ranks stop after
 // the same step with a checkpoint and exit 128 + signal; elsewhere the process exits at once with 128 +
 // signal.
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "apps/command.h"
-#include "comm/communicator.h"
+#include "apps/trainer_shell.h"
 #include "core/log.h"
-#include "train/dist_context.h"
 #include "train/run_qa.h"
 #include "train/stop_signal.h"
-#include "train/threads.h"
 #include "train/training_args.h"
 
 namespace {
-
-std::unique_ptr<ct::comm::Communicator> communicator_for(const ct::train::TrainingArguments& t) {
-  ct::comm::CommOptions o;
-  if (!t.ddp_backend.empty()) o.backend = ct::comm::parse_backend(t.ddp_backend);
-  const char* env = std::getenv("CORETRAIN_COMM_TIMEOUT");
-  o.timeout = env && *env
-                  ? ct::comm::default_timeout()
-                  : std::chrono::duration_cast<ct::comm::Timeout>(std::chrono::seconds(t.ddp_timeout));
-  return ct::comm::make_communicator(o);
-}
 
 int run_qa_command(int argc, char** argv) {
   // Before any thread starts (communicator workers, OpenMP, oneDNN): every thread inherits the blocked mask.
@@ -42,39 +28,24 @@ int run_qa_command(int argc, char** argv) {
     return 0;
   }
   const bool demo = parsed.coretrain.demo;
-  auto comm = communicator_for(parsed.training);
-  auto dist = ct::train::dist_context(*comm);
-  // HF's log_level_replica: processes other than rank 0 log warnings and errors only.
-  if (dist.rank != 0 && ct::log::level() < ct::log::Level::warning)
-    ct::log::set_level(ct::log::Level::warning);
-  const auto plan = ct::train::apply_thread_plan(dist.local_world);
-  const std::string map = ct::train::rank_map(dist, plan);
-  if (dist.rank == 0) {
-    ct::log::info(comm->describe());
-    for (size_t b = 0, e; b < map.size(); b = e + 1) {
-      e = map.find('\n', b);
-      if (e == std::string::npos) e = map.size();
-      ct::log::info(map.substr(b, e - b));
-    }
-  }
-  auto& bs = parsed.training.per_device_train_batch_size;
-  if (parsed.coretrain.demo_global_batch && dist.world > 1 && bs % dist.world == 0) {
-    bs /= dist.world;
-    if (dist.rank == 0)
-      ct::log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ",
-                    bs * dist.world, ")");
-  }
   ct::train::RunResult result;
-  try {
-    result = ct::train::run_qa(std::move(parsed), dist);
-  } catch (const ct::train::StopRequested& stop) {
-    // Every rank stopped after the same step and the checkpoint is complete: 128 + signal, never 0.
-    return stop.exit_status();
-  } catch (const std::exception& e) {
-    // Said while the communicator still lives: its teardown under mpiexec can end the process first.
-    return ct::app::report_error("qa", e);
-  }
-  if (demo && dist.rank == 0 && !result.eval_metrics.empty()) {
+  int rank = 0;
+  const int status = ct::app::run_training_command(
+      "qa", parsed.training,
+      [&](const ct::train::DistContext& dist) {
+        rank = dist.rank;
+        auto& bs = parsed.training.per_device_train_batch_size;
+        if (parsed.coretrain.demo_global_batch && dist.world > 1 && bs % dist.world == 0) {
+          bs /= dist.world;
+          if (dist.rank == 0)
+            ct::log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ",
+                          bs * dist.world, ")");
+        }
+        return ct::train::run_qa(std::move(parsed), dist);
+      },
+      &result);
+  if (status != 0) return status;
+  if (demo && rank == 0 && !result.eval_metrics.empty()) {
     if (!result.train_metrics.empty()) {
       const double sps = result.train_metrics.value("train_samples_per_second", 0.0);
       const double runtime = result.train_metrics.value("train_runtime", 0.0);

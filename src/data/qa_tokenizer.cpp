@@ -13,26 +13,6 @@ bool bert_family(const std::string& model_type) {
   return model_type == "bert" || model_type == "distilbert" || model_type == "electra";
 }
 
-// A special token of tokenizer_config.json: a string or an AddedToken object ({"content": ...}).
-std::string config_token(const nlohmann::json* config, const char* key) {
-  if (!config || !config->is_object() || !config->contains(key)) return "";
-  const auto& v = (*config)[key];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("content") && v["content"].is_string())
-    return v["content"].get<std::string>();
-  return "";
-}
-
-int32_t find_pad_id(const text::HfTokenizer& t) {
-  if (t.padding()) return t.padding()->pad_id;
-  std::vector<std::string> names;
-  if (auto c = config_token(t.config(), "pad_token"); !c.empty()) names.push_back(c);
-  for (const char* n : {"<pad>", "[PAD]", "<|endoftext|>"}) names.emplace_back(n);
-  for (const auto& n : names)
-    if (int32_t id = t.token_to_id(n); id >= 0) return id;
-  return 0;
-}
-
 }  // namespace
 
 QaTokenizer::QaTokenizer(text::Tokenizer t) : tok_(std::move(t)) {}
@@ -66,7 +46,7 @@ QaTokenizer QaTokenizer::from_dir(const std::string& dir, const std::string& mod
     fail(dir,
          "/tokenizer_config.json: padding_side \"left\" (run_qa's context-first features, XLNet) is not "
          "supported by coretrain qa");
-  const int32_t pad = find_pad_id(t);
+  const int32_t pad = t.pad_token_id();
   return QaTokenizer(std::move(t), pad, types);
 }
 
@@ -86,11 +66,7 @@ uint64_t QaTokenizer::fingerprint() const {
 
 int64_t QaTokenizer::model_max_length() const {
   if (const auto* b = std::get_if<text::Tokenizer>(&tok_)) return b->options().model_max_length;
-  const auto* c = std::get<text::HfTokenizer>(tok_).config();
-  if (!c || !c->is_object() || !c->contains("model_max_length")) return 0;
-  const auto& v = (*c)["model_max_length"];
-  if (v.is_number_integer() && v.get<int64_t>() > 0 && v.get<double>() < 1e18) return v.get<int64_t>();
-  return 0;  // 1e30 (VERY_LARGE_INTEGER, written as a float) and the like: no limit
+  return std::get<text::HfTokenizer>(tok_).model_max_length();
 }
 
 int64_t QaTokenizer::vocab_size() const {

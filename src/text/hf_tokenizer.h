@@ -74,6 +74,11 @@ class HfTokenizer {
   // for caches, and the transformers-side settings (model_max_length, special tokens).
   const nlohmann::json* source() const { return source_.get(); }
   const nlohmann::json* config() const { return config_.get(); }
+  // tokenizer.pad_token_id: the padding's id, else tokenizer_config.json's pad_token, else the first of
+  // <pad>, [PAD], <|endoftext|> in the vocabulary, else 0.
+  int32_t pad_token_id() const;
+  // tokenizer_config.json's model_max_length; 0 when absent or "no limit" (1e30, VERY_LARGE_INTEGER).
+  int64_t model_max_length() const;
 
  private:
   Encoding encode_sequence(std::string_view text, int32_t type_id, int32_t word, OffsetUnit unit) const;

@@ -506,4 +506,36 @@ void HfTokenizer::save(const std::string& dir) const {
   }
 }
 
+namespace {
+
+// A special token of tokenizer_config.json: a string or an AddedToken object ({"content": ...}).
+std::string config_token(const json* config, const char* key) {
+  if (!config || !config->is_object() || !config->contains(key)) return "";
+  const auto& v = (*config)[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string())
+    return v["content"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+int32_t HfTokenizer::pad_token_id() const {
+  if (padding_) return padding_->pad_id;
+  std::vector<std::string> names;
+  if (auto c = config_token(config(), "pad_token"); !c.empty()) names.push_back(c);
+  for (const char* n : {"<pad>", "[PAD]", "<|endoftext|>"}) names.emplace_back(n);
+  for (const auto& n : names)
+    if (int32_t id = token_to_id(n); id >= 0) return id;
+  return 0;
+}
+
+int64_t HfTokenizer::model_max_length() const {
+  const auto* c = config();
+  if (!c || !c->is_object() || !c->contains("model_max_length")) return 0;
+  const auto& v = (*c)["model_max_length"];
+  if (v.is_number_integer() && v.get<int64_t>() > 0 && v.get<double>() < 1e18) return v.get<int64_t>();
+  return 0;
+}
+
 }  // namespace ct::text

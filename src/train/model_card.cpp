@@ -110,6 +110,18 @@ std::string yaml_str(const std::string& s) {
   return q + "'";
 }
 
+// HF's TASK_TAG_TO_NAME_MAPPING for the example scripts' tasks.
+std::string task_display_name(const std::string& tag) {
+  static const std::pair<const char*, const char*> names[] = {{"fill-mask", "Masked Language Modeling"},
+                                                              {"multiple-choice", "Multiple Choice"},
+                                                              {"question-answering", "Question Answering"},
+                                                              {"text-classification", "Text Classification"},
+                                                              {"token-classification", "Token Classification"}};
+  for (const auto& [t, n] : names)
+    if (tag == t) return n;
+  return tag;
+}
+
 bool is_folder(const std::string& p) {
   std::error_code ec;
   return std::filesystem::is_directory(p, ec);
@@ -167,18 +179,29 @@ std::string framework_versions() {
   return s;
 }
 
-std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world) {
-  const auto& t = args.training;
-  const auto& m = args.model;
+ModelCardInfo qa_card_info(const QaArguments& args) {
+  ModelCardInfo info;
+  info.finetuned_from = args.model.model_name_or_path;
+  info.tasks = "question-answering";
   const auto& d = args.data;
-  // run_qa's kwargs.
-  const std::string finetuned_from = m.model_name_or_path;
-  std::string dataset_tag, dataset_arg, dataset;
   if (!d.dataset_name.empty()) {
-    dataset_tag = d.dataset_name;
-    dataset_arg = d.dataset_config_name;
-    dataset = d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
+    info.dataset_tag = d.dataset_name;
+    info.dataset_arg = d.dataset_config_name;
+    info.dataset = d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
   }
+  return info;
+}
+
+std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world) {
+  return model_card(qa_card_info(args), args.training, log_history, world);
+}
+
+std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, const nlohmann::json& log_history,
+                       int world) {
+  const std::string& finetuned_from = info.finetuned_from;
+  const std::string& dataset_tag = info.dataset_tag;
+  const std::string& dataset_arg = info.dataset_arg;
+  const std::string& dataset = info.dataset;
   std::string name = t.output_dir;
   while (name.size() > 1 && name.back() == '/') name.pop_back();
   name = std::filesystem::path(name).filename().string();
@@ -232,10 +255,15 @@ std::string model_card(const QaArguments& args, const nlohmann::json& log_histor
   for (const auto& [n, v] : eval_results) {
     std::string low;
     for (char c : n) low += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (low == "f1" || low == "exact_match" || low == "accuracy") metric_tags.push_back({low, n});
+    static const char* tags[] = {"accuracy",  "bleu",   "f1",        "matthews_correlation", "pearsonr", "precision",
+                                 "recall",    "rouge",  "sacrebleu", "spearmanr",            "wer",
+                                 "exact_match"};
+    for (const char* tag : tags)
+      if (low == tag) metric_tags.push_back({low, n});
   }
 
   std::string y = "---\nlibrary_name: transformers\n";
+  if (!info.language.empty()) y += "language:\n- " + yaml_str(info.language) + "\n";
   if (!finetuned_from.empty()) y += "base_model: " + yaml_str(finetuned_from) + "\n";
   y += "tags:\n- generated_from_trainer\n";
   if (!dataset_tag.empty()) y += "datasets:\n- " + yaml_str(dataset_tag) + "\n";
@@ -245,7 +273,7 @@ std::string model_card(const QaArguments& args, const nlohmann::json& log_histor
   }
   y += "model-index:\n- name: " + yaml_str(name) + "\n";
   if (!dataset_tag.empty() && !metric_tags.empty()) {
-    y += "  results:\n  - task:\n      name: Question Answering\n      type: question-answering\n";
+    y += "  results:\n  - task:\n      name: " + task_display_name(info.tasks) + "\n      type: " + info.tasks + "\n";
     y += "    dataset:\n      name: " + yaml_str(dataset) + "\n      type: " + yaml_str(dataset_tag) + "\n";
     if (!dataset_arg.empty()) y += "      args: " + yaml_str(dataset_arg) + "\n";
     y += "    metrics:\n";

@@ -24,8 +24,23 @@ inline constexpr const char* kCoretrainVersion = "0.1";
 // Python's repr of a float (3e-05, 0.002, 3.0), as the card prints hyperparameters.
 std::string python_float(double v);
 
-// The card for a run with `args` over `world` ranks whose trainer state logged `log_history`.
+// create_model_card's keyword arguments, as each script passes them.
+struct ModelCardInfo {
+  std::string finetuned_from;  // --model_name_or_path
+  std::string tasks;           // "question-answering", "text-classification", "token-classification", ...
+  std::string language;        // "en" for GLUE and SWAG, else ""
+  std::string dataset_tag;     // --dataset_name (glue, swag, ...)
+  std::string dataset_arg;     // --dataset_config_name (the GLUE task, ...)
+  std::string dataset;         // the dataset's display name ("GLUE MRPC", "squad", "conll2003 conll2003")
+};
+
+// The card of a run with `info` and `t` over `world` ranks whose trainer state logged `log_history`.
+std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, const nlohmann::json& log_history,
+                       int world);
+// run_qa's card: finetuned_from, tasks "question-answering", the dataset's name and config.
 std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world);
+// What run_qa passes (the QA card's info).
+ModelCardInfo qa_card_info(const QaArguments& args);
 
 // "- coretrain 0.1\n- oneDNN x.y.z\n..." (the Framework versions list).
 std::string framework_versions();

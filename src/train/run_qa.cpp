@@ -22,11 +22,15 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "train/checkpoint.h"
+#include "train/dataset_split.h"
 #include "train/demo.h"
+#include "train/encoder_loader.h"
 #include "train/model_card.h"
 #include "train/model_source.h"
 #include "train/qa_task.h"
 #include "train/report.h"
+#include "train/run_setup.h"
+#include "train/task_runner.h"
 #include "train/tensorboard.h"
 
 namespace ct::train {
@@ -39,17 +43,6 @@ constexpr double kSinusoidScale = 0.05;
 bool is_dir(const std::string& p) {
   std::error_code ec;
   return stdfs::is_directory(p, ec);
-}
-
-std::string config_path(const std::string& flag, const std::string& p) {
-  std::error_code ec;
-  if (is_dir(p)) {
-    const std::string c = p + "/config.json";
-    if (!stdfs::exists(c, ec)) fail(flag, ": ", p, " has no config.json");
-    return c;
-  }
-  if (!stdfs::exists(p, ec)) fail(flag, ": ", p, " does not exist");
-  return p;
 }
 
 data::QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir,
@@ -170,10 +163,8 @@ std::string squad_json_split_file(const QaArguments& args, const std::string& sp
   return path;
 }
 
-// --dataset_name: the split's Parquet file of the Hub dataset (rajpurkar/squad for squad), resolved as
-// datasets.load_dataset does (data/hub_dataset.h) into the Hub cache. Local rank 0 of each node resolves and
-// downloads (the Hub client locks each blob, so nodes sharing the cache download once) while the others wait,
-// then read the same snapshot offline; every rank fails with the resolving rank's message when that fails.
+// --dataset_name: the split's one Parquet file of the Hub dataset (rajpurkar/squad for squad), fetched by
+// train/dataset_split.h's rules for a data-parallel job.
 std::string dataset_split_file(const QaArguments& args, const std::string& split, const DistContext& dist) {
   if (data::squad_json_source()) return squad_json_split_file(args, split, dist);
   data::DatasetRequest q;
@@ -181,97 +172,26 @@ std::string dataset_split_file(const QaArguments& args, const std::string& split
   q.config = args.data.dataset_config_name;
   q.cache_dir = args.model.cache_dir;
   q.token = args.model.token;
-  std::vector<std::string> paths;
-  std::string err;
-  auto fetch = [&] {
-    const data::ResolvedDataset ds = data::resolve_dataset(q);
-    paths = data::fetch_split(q, ds, split);
-    if (paths.size() != 1)
-      fail(ds.repo_id, " split '", split, "' is made of ", paths.size(),
-           " files; coretrain qa reads one file per split (pass them merged as "
-           "--train_file/--validation_file)");
-  };
-  if (dist.local_rank == 0) {
-    try {
-      fetch();
-    } catch (const Error& e) {
-      err = e.what();
-    }
-  }
-  const auto errs = allgather_strings(dist, err);
-  for (size_t r = 0; r < errs.size(); ++r)
-    if (!errs[r].empty())
-      fail("--dataset_name ", args.data.dataset_name, ": ", errs[r],
-           static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
-  if (dist.local_rank != 0) {
-    q.offline = true;
-    fetch();
-  }
-  if (dist.rank == 0) log::info("--dataset_name ", args.data.dataset_name, " ", split, ": ", paths[0]);
-  return paths[0];
+  const FetchedSplit f = fetch_dataset_split(q, split, dist);
+  if (f.paths.size() != 1)
+    fail("--dataset_name ", q.name, ": ", f.dataset.repo_id, " split '", split, "' is made of ", f.paths.size(),
+         " files; coretrain qa reads one file per split (pass them merged as --train_file/--validation_file)");
+  return f.paths[0];
 }
 
 // run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;
 // metrics as QuestionAnsweringTrainer.predict names them (test_ prefix), SQuAD scores only when the file has
 // answers.
-nlohmann::json predict(Trainer& trainer, const QaDataset& ds, bool has_answers, const QaArguments& args,
-                       const DistContext& dist) {
+nlohmann::json predict(TaskRunner& runner, const QaDataset& ds, bool has_answers, const QaArguments& args) {
   const QaTaskSplit split(ds, args.data, has_answers);
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<float> rows = trainer.predict_rows(split);
-  const double runtime = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  nlohmann::json m = nlohmann::json::object();
-  const nlohmann::json scores =
-      split.score(rows, "predict", is_world_process_zero(dist), args.training.output_dir);
-  for (const auto& [k, v] : scores.items()) m["test_" + k] = v;
   if (!has_answers) log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
-  const int64_t n = ds.features.size();
-  const int64_t batch = args.training.per_device_eval_batch_size * dist.world;
-  auto round = [](double v, double scale) { return std::round(v * scale) / scale; };
-  m["test_runtime"] = round(runtime, 1e4);
-  m["test_samples_per_second"] = round(runtime > 0 ? n / runtime : 0, 1e3);
-  m["test_steps_per_second"] =
-      round(runtime > 0 ? static_cast<double>((n + batch - 1) / batch) / runtime : 0, 1e3);
-  m["predict_samples"] = n;
-  return m;
-}
-
-// Every rank must run the same job: the flags, after defaults, minus what is naturally per process.
-void check_same_arguments(const QaArguments& args, const DistContext& dist) {
-  if (!dist.distributed()) return;
-  auto j = qa_args_to_json(args);
-  j.erase("local_rank");
-  std::string mine = j.dump(), zero = mine;
-  broadcast_string(dist, &zero);
-  std::string diff;
-  if (mine != zero) {
-    const auto z = nlohmann::json::parse(zero);
-    for (auto& [k, x] : j.items())
-      if (!z.contains(k) || z[k] != x)
-        diff += str(diff.empty() ? "" : ", ", "--", k, " ", x.dump(),
-                    " (rank 0: ", z.contains(k) ? z[k].dump() : std::string("unset"), ")");
-  }
-  // Every rank fails with the same explanation: the first differing rank sends its flags (on this failure
-  // path only), so rank 0's message, often the one a user reads, names the flag too.
-  const auto all = allgather_u64(dist, Hasher().str(mine).digest());
-  std::string ranks;
-  int first = -1;
-  for (int r = 1; r < dist.world; ++r)
-    if (all[static_cast<size_t>(r)] != all[0]) {
-      ranks += str(ranks.empty() ? "" : ", ", r);
-      if (first < 0) first = r;
-    }
-  if (first < 0) return;
-  std::string shown = dist.rank == first ? diff : std::string();
-  broadcast_string(dist, &shown, first);
-  fail("the command line differs from rank 0's on rank(s) ", ranks, " (rank ", first, ": ", shown, ")",
-       dist.rank != first && !diff.empty() ? "; here: " + diff : std::string());
-}
-
-void print_metrics(const std::string& split, const nlohmann::json& m) {
-  std::printf("***** %s metrics *****\n", split.c_str());
-  for (const auto& [k, v] : m.items()) std::printf("  %-26s = %s\n", k.c_str(), v.dump().c_str());
-  std::fflush(stdout);
+  // QuestionAnsweringTrainer.predict names its metrics test_*, and its prediction files predict_*.
+  const nlohmann::json m = runner.predict(split, ds.features.size());
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : m.items())
+    if (k != "predict_samples" && k.rfind("predict_", 0) == 0) out["test_" + k.substr(8)] = v;
+  out["predict_samples"] = m["predict_samples"];
+  return out;
 }
 
 }  // namespace
@@ -299,7 +219,7 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
   const std::string cfg_src = m.config_name.empty() ? m.model_name_or_path : m.config_name;
   if (cfg_src.empty()) fail("--model_name_or_path: required (or --config_name)");
   try {
-    out.config = model::load_config(config_path(cfg_flag, cfg_src));
+    out.config = model::load_config(config_json_path(cfg_flag, cfg_src));
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(cfg_flag, 0) == 0) throw;
@@ -349,58 +269,22 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  if (!t.do_train && !t.do_eval && !t.do_predict)
-    fail("nothing to do: give --do_train, --do_eval and/or --do_predict");
   const bool writer = is_world_process_zero(dist);
-  // The startup rule comes before anything is written into output_dir. Rank 0 decides (it is the one that
-  // writes there) and tells the others, so every rank resumes from the same checkpoint.
-  std::string resume, decision;
-  if (writer) {
-    try {
-      // On an elastic restart (TORCHELASTIC_RESTART_COUNT / CORETRAIN_RDZV_ROUND > 0) the last checkpoint
-      // wins over --overwrite_output_dir; the log says why it resumes or starts over.
-      const auto rd = decide_resume(t.output_dir, t.overwrite_output_dir, t.resume_from_checkpoint,
-                                    t.do_train, elastic_restart_from_env());
-      if (rd.warning)
-        log::warn(rd.why);
-      else if (!rd.why.empty())
-        log::info(rd.why);
-      resume = rd.checkpoint;
-      std::error_code ec;
-      stdfs::create_directories(t.output_dir, ec);
-      if (ec) fail("--output_dir: cannot create ", t.output_dir, " (", ec.message(), ")");
-      remove_stale_temp_checkpoints(t.output_dir);
-      decision = "ok\n" + resume;
-    } catch (const Error& e) {
-      decision = std::string("error\n") + e.what();
-      broadcast_string(dist, &decision);
-      throw;
-    }
+  const std::string resume = prepare_output_dir(t, dist);
+  {
+    // Every rank must run the same job: the flags, after defaults, minus what is naturally per process.
+    auto j = qa_args_to_json(args);
+    j.erase("local_rank");
+    check_same_arguments(j, dist);
   }
-  broadcast_string(dist, &decision);
-  if (!writer) {
-    const auto nl = decision.find('\n');
-    if (decision.compare(0, nl, "ok") != 0) fail("rank 0 stopped: ", decision.substr(nl + 1));
-    resume = decision.substr(nl + 1);
-  }
-  check_same_arguments(args, dist);
-  if (t.logging_dir.empty()) {  // HF v4's default, stamped by rank 0's clock and shared
-    std::string dir = writer ? default_logging_dir(t.output_dir) : std::string();
-    broadcast_string(dist, &dir);
-    t.logging_dir = dir;
-  }
+  resolve_logging_dir(t, dist);
   if (args.coretrain.demo) {
     prepare_demo(args, /*write_files=*/dist.local_rank == 0);
     barrier(dist);
   }
 
-  // The gradient slab lives in the node's shared segment: the node's part of each bucket's all-reduce then
-  // reads and writes it in place.
-  std::function<float*(int64_t)> grad_alloc;
-  if (dist.distributed())
-    grad_alloc = [&](int64_t n) {
-      return static_cast<float*>(dist.comm->shm_alloc(n * static_cast<int64_t>(sizeof(float))));
-    };
+  // The gradient slab lives in the node's shared segment: each bucket's all-reduce works in place.
+  const auto grad_alloc = gradient_allocator(dist);
   // Repo ids become snapshot folders of the Hub cache (local rank 0 of each node downloads, the others wait).
   QaArguments local = args;
   local.model = localize_model_sources(args.model, dist);
@@ -443,61 +327,27 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
   }
 
-  Trainer trainer(
+  TaskRunner runner(
       args.training, *lm.model, [&tok = lm.tokenizer](const std::string& dir) { tok.save(dir); }, dist);
   const QaTaskSplit train_split(train_ds, d), eval_split(eval_ds, d);
-  // --report_to tensorboard: HF's TensorBoardCallback, on rank 0 only (train/tensorboard.h).
-  std::unique_ptr<TensorBoardWriter> tb;
-  const auto reports = report_integrations(t);
-  if (writer && std::find(reports.begin(), reports.end(), "tensorboard") != reports.end()) {
-    tb = std::make_unique<TensorBoardWriter>(t.logging_dir);
-    log::info("TensorBoard: ", tb->path());
-    trainer.on_log = [&tb](const nlohmann::json& e) { tensorboard_log(*tb, e, e.value("step", int64_t{0})); };
-  }
   RunResult result;
   if (t.do_train) {
-    if (tb) {  // on_train_begin
-      tb->add_text("args", training_args_to_json(t).dump(2));
-      tb->add_text("model_config", model::config_to_json(lm.config));
-      tb->flush();
-    }
-    auto m = trainer.train(train_split, t.do_eval ? &eval_split : nullptr, resume);
-    if (writer) write_json(t.output_dir + "/" + kTimingFile, trainer.timing());
-    trainer.save_model(t.output_dir);
-    m["train_samples"] = train_ds.features.size();
-    if (writer) print_metrics("train", m);
-    trainer.save_metrics("train", m);
-    trainer.save_state();
-    result.train_metrics = m;
-    result.comm_exposed_seconds = trainer.comm_exposed_seconds();
+    result.train_metrics = runner.train(train_split, t.do_eval ? &eval_split : nullptr, resume,
+                                        train_ds.features.size());
+    result.comm_exposed_seconds = runner.comm_exposed_seconds();
   }
   result.world = dist.world;
-  // HF's evaluation_loop casts the model to bf16 once training is over (not for evaluations during it) and
-  // leaves it so for predict. coretrain's bf16 keeps layer norm and softmax in f32 (autocast's split), where
-  // a model cast whole to bf16 runs them in bf16 too.
-  if (t.bf16_full_eval && (t.do_eval || t.do_predict))
-    lm.model->set_precision(model::resolve_precision(/*bf16_requested=*/true));
   if (t.do_eval) {
     log::info("*** Evaluate ***");
-    auto m = trainer.evaluate(eval_split, /*write_predictions=*/true);
-    m["eval_samples"] = eval_ds.features.size();
-    if (writer) print_metrics("eval", m);
-    trainer.save_metrics("eval", m);
-    if (t.do_train) trainer.save_state();
-    result.eval_metrics = m;
+    result.eval_metrics = runner.evaluate(eval_split, eval_ds.features.size());
+    runner.report("eval", result.eval_metrics);
   }
   if (t.do_predict) {
     log::info("*** Predict ***");
-    auto m = predict(trainer, predict_ds, predict_has_answers, args, dist);
-    if (writer) print_metrics("predict", m);
-    trainer.save_metrics("predict", m);
+    runner.report("predict", predict(runner, predict_ds, predict_has_answers, args));
   }
-  if (writer) {
-    // run_qa.py's trainer.create_model_card(finetuned_from=..., tasks="question-answering", dataset...).
-    fs::write_file_atomic(t.output_dir + "/README.md",
-                          model_card(args, trainer.state().log_history, dist.world));
-    if (t.do_train) log::info("training report: ", write_training_report(t.output_dir));
-  }
+  // run_qa.py's trainer.create_model_card(finetuned_from=..., tasks="question-answering", dataset...).
+  runner.write_model_card(qa_card_info(args));
   return result;
 }
 

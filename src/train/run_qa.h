@@ -11,6 +11,7 @@
 
 #include "data/qa_tokenizer.h"
 #include "model/qa_model.h"
+#include "train/task_runner.h"
 #include "train/trainer.h"
 #include "train/training_args.h"
 
@@ -34,12 +35,6 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
 // share a sentence within the demo's time budget.
 void init_sinusoidal_positions(model::QaModel& model);
 
-struct RunResult {
-  nlohmann::json train_metrics;  // empty unless --do_train
-  nlohmann::json eval_metrics;   // empty unless --do_eval
-  int world = 1;
-  double comm_exposed_seconds = 0;  // gradient communication not hidden behind backward
-};
 
 // dist: this process's place in a data-parallel job (default: one process). Collective: every rank calls it.
 RunResult run_qa(QaArguments args, const DistContext& dist = {});

@@ -461,25 +461,35 @@ std::vector<float> Trainer::predict_rows(const TaskSplit& split, double* loss) {
   return rows;
 }
 
-nlohmann::json Trainer::evaluate(const TaskSplit& eval, bool write_predictions) {
+nlohmann::json Trainer::prediction_metrics(const TaskSplit& split, const std::string& prefix, bool write_files) {
   const auto t0 = Clock::now();
   double loss = 0;
-  const std::vector<float> rows = predict_rows(eval, &loss);
+  const std::vector<float> rows = predict_rows(split, &loss);
   // HF's trainer_qa stops the clock after the evaluation loop: post-processing and the metric are not timed.
   const double runtime = seconds_since(t0);
   nlohmann::json metrics = nlohmann::json::object();
-  if (eval.has_labels()) metrics["eval_loss"] = loss;
-  const nlohmann::json scores =
-      eval.score(rows, "eval", write_predictions && writes_files(), args_.output_dir);
-  for (const auto& [k, v] : scores.items()) metrics["eval_" + k] = v;
-  const int64_t n = eval.num_features();
-  const int64_t steps = (n + args_.per_device_eval_batch_size - 1) / args_.per_device_eval_batch_size;
-  metrics["eval_runtime"] = round_to(runtime, 4);
-  metrics["eval_samples_per_second"] = round_to(runtime > 0 ? n / runtime : 0, 3);
-  metrics["eval_steps_per_second"] = round_to(runtime > 0 ? steps / runtime : 0, 3);
+  if (split.has_labels()) metrics[prefix + "_loss"] = loss;
+  const nlohmann::json scores = split.score(rows, prefix, write_files && writes_files(), args_.output_dir);
+  for (const auto& [k, v] : scores.items()) metrics[prefix + "_" + k] = v;
+  const int64_t n = split.num_features();
+  // HF's speed_metrics: steps of the global eval batch (per device x world).
+  const int64_t batch = args_.per_device_eval_batch_size * dist_.world;
+  const int64_t steps = (n + batch - 1) / batch;
+  metrics[prefix + "_runtime"] = round_to(runtime, 4);
+  metrics[prefix + "_samples_per_second"] = round_to(runtime > 0 ? n / runtime : 0, 3);
+  metrics[prefix + "_steps_per_second"] = round_to(runtime > 0 ? steps / runtime : 0, 3);
+  return metrics;
+}
+
+nlohmann::json Trainer::evaluate(const TaskSplit& eval, bool write_predictions, const std::string& prefix) {
+  nlohmann::json metrics = prediction_metrics(eval, prefix, write_predictions);
   log(metrics);
   metrics["epoch"] = state_.epoch;
   return metrics;
+}
+
+nlohmann::json Trainer::predict(const TaskSplit& split, const std::string& prefix) {
+  return prediction_metrics(split, prefix, /*write_files=*/true);
 }
 
 void Trainer::save_model(const std::string& dir) const {

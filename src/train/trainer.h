@@ -65,10 +65,14 @@ class Trainer {
   // (train_loss, train_runtime, train_samples_per_second, train_steps_per_second, total_flos, epoch).
   nlohmann::json train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from);
 
-  // Runs the model over every eval feature and scores the gathered rows with the task: {eval_<metric>...,
-  // eval_runtime, eval_samples_per_second, eval_steps_per_second, epoch}, appended to log_history. The task
-  // writes its prediction files (split "eval") to output_dir when `write_predictions`.
-  nlohmann::json evaluate(const TaskSplit& eval, bool write_predictions);
+  // Runs the model over every eval feature and scores the gathered rows with the task: {eval_loss (when the
+  // split has labels), eval_<metric>..., eval_runtime, eval_samples_per_second, eval_steps_per_second,
+  // epoch}, appended to log_history; `prefix` replaces "eval" (HF's metric_key_prefix). The task writes its
+  // prediction files (split `prefix`) to output_dir when `write_predictions`.
+  nlohmann::json evaluate(const TaskSplit& eval, bool write_predictions, const std::string& prefix = "eval");
+  // HF's trainer.predict: the same metrics under `prefix`, not logged, no epoch; the task writes its
+  // prediction files.
+  nlohmann::json predict(const TaskSplit& split, const std::string& prefix = "predict");
 
   // Every feature's prediction row ([features, split.prediction_width()], feature order), computed by the
   // single-process run's batches dealt round-robin to the ranks and gathered, so every rank holds rows
@@ -99,6 +103,7 @@ class Trainer {
   // Returns the plan that wrote the checkpoint on rank 0 (world 0 when its rng_state files do not say).
   TrainPlan load_checkpoint(const std::string& dir, const LrSchedule& schedule);
   void optimizer_step(double lr);
+  nlohmann::json prediction_metrics(const TaskSplit& split, const std::string& prefix, bool write_files);
   void log(nlohmann::json entry);
 
   const TrainingArguments& args_;

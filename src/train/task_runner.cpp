@@ -1,0 +1,83 @@
+#include "train/task_runner.h"
+
+#include <algorithm>
+
+#include "core/fs.h"
+#include "core/log.h"
+#include "model/config.h"
+#include "train/checkpoint.h"
+#include "train/report.h"
+#include "train/run_setup.h"
+
+namespace ct::train {
+
+TaskRunner::TaskRunner(const TrainingArguments& t, model::EncoderModel& model,
+                       Trainer::SaveTokenizerFn save_tokenizer, const DistContext& dist)
+    : t_(t), model_(model), dist_(dist), trainer_(t, model, std::move(save_tokenizer), dist) {
+  // --report_to tensorboard: HF's TensorBoardCallback, on world process zero only (train/tensorboard.h).
+  const auto reports = report_integrations(t);
+  if (writer() && std::find(reports.begin(), reports.end(), "tensorboard") != reports.end()) {
+    tb_ = std::make_unique<TensorBoardWriter>(t.logging_dir);
+    log::info("TensorBoard: ", tb_->path());
+    trainer_.on_log = [this](const nlohmann::json& e) { tensorboard_log(*tb_, e, e.value("step", int64_t{0})); };
+  }
+}
+
+TaskRunner::~TaskRunner() = default;
+
+nlohmann::json TaskRunner::train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume,
+                                 int64_t train_samples) {
+  if (tb_) {  // on_train_begin
+    tb_->add_text("args", training_args_to_json(t_).dump(2));
+    tb_->add_text("model_config", model::config_to_json(model_.config(), model_.head_kind()));
+    tb_->flush();
+  }
+  auto m = trainer_.train(train, eval, resume);
+  if (writer()) write_json(t_.output_dir + "/" + kTimingFile, trainer_.timing());
+  trainer_.save_model(t_.output_dir);
+  m["train_samples"] = train_samples;
+  if (writer()) print_metrics("train", m);
+  trainer_.save_metrics("train", m);
+  trainer_.save_state();
+  trained_ = true;
+  return m;
+}
+
+void TaskRunner::before_prediction() {
+  // HF's evaluation_loop casts the model to bf16 once training is over (not for evaluations during it) and
+  // leaves it so. coretrain's bf16 keeps layer norm and softmax in f32 (autocast's split), where a model
+  // cast whole to bf16 runs them in bf16 too.
+  if (t_.bf16_full_eval && !cast_for_eval_) {
+    model_.set_precision(model::resolve_precision(/*bf16_requested=*/true));
+    cast_for_eval_ = true;
+  }
+}
+
+nlohmann::json TaskRunner::evaluate(const TaskSplit& eval, int64_t samples, const std::string& prefix) {
+  before_prediction();
+  auto m = trainer_.evaluate(eval, /*write_predictions=*/true, prefix);
+  m[prefix + "_samples"] = samples;
+  return m;
+}
+
+nlohmann::json TaskRunner::predict(const TaskSplit& split, int64_t samples, const std::string& prefix) {
+  before_prediction();
+  auto m = trainer_.predict(split, prefix);
+  m[prefix + "_samples"] = samples;
+  return m;
+}
+
+void TaskRunner::report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved) {
+  if (writer()) print_metrics(split, printed);
+  trainer_.save_metrics(split, saved);
+  if (trained_ && split == "eval") trainer_.save_state();
+}
+
+void TaskRunner::write_model_card(const ModelCardInfo& card) {
+  if (!writer()) return;
+  fs::write_file_atomic(t_.output_dir + "/README.md",
+                        model_card(card, t_, trainer_.state().log_history, dist_.world));
+  if (trained_) log::info("training report: ", write_training_report(t_.output_dir));
+}
+
+}  // namespace ct::train
