@@ -1,6 +1,6 @@
 // CSV as datasets' csv loader reads it: pandas.read_csv with its defaults (datasets' CsvConfig leaves them),
-// then pyarrow.Table.from_pandas. What that does to a file, rule by rule (pandas/io/parsers, _libs/parsers.pyx,
-// src/parser/tokenizer.c):
+// then pyarrow.Table.from_pandas. What that does to a file, rule by rule (pandas/io/parsers,
+// _libs/parsers.pyx, src/parser/tokenizer.c):
 //   - the first record is the header; an empty name becomes "Unnamed: k", a repeated one "a.1", "a.2"
 //     (mangle_dupe_cols);
 //   - blank lines are skipped (skip_blank_lines); a record with fewer fields than the header is padded with
@@ -32,12 +32,14 @@ using parquet::Value;
 // pandas' STR_NA_VALUES (pandas/_libs/parsers.pyx, "None" since 2.0).
 bool is_na(const std::string& s) {
   static const std::set<std::string, std::less<>> na = {
-      "",    "#N/A", "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-      "<NA>", "N/A", "NA",       "NULL", "NaN",     "None",     "n/a",  "nan",  "null"};
+      "",     "#N/A", "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+      "<NA>", "N/A",  "NA",       "NULL", "NaN",     "None",     "n/a",  "nan",  "null"};
   return na.count(s) > 0;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);

@@ -1,7 +1,7 @@
-// One split's files into one table, as load_dataset(loader, data_files=...) builds a split: every file read by
-// the loader its extension picks, the requested columns kept, the files' rows concatenated in order under the
-// first file's column order (datasets casts every later file to the first one's schema, so their column sets
-// must agree). Parquet files bring their HF features; the text formats have none to bring.
+// One split's files into one table, as load_dataset(loader, data_files=...) builds a split: every file read
+// by the loader its extension picks, the requested columns kept, the files' rows concatenated in order under
+// the first file's column order (datasets casts every later file to the first one's schema, so their column
+// sets must agree). Parquet files bring their HF features; the text formats have none to bring.
 #include "data/dataset_table.h"
 
 #include <algorithm>
@@ -37,7 +37,8 @@ void select_columns(parquet::Table& t, const std::vector<std::string>& columns, 
   for (const auto& name : columns) {
     if (out.find(name) >= 0) continue;
     const int k = t.find(name);
-    if (k < 0) fail(source.empty() ? "table" : source, ": no column '", name, "' (columns: ", join(t.names), ")");
+    if (k < 0)
+      fail(source.empty() ? "table" : source, ": no column '", name, "' (columns: ", join(t.names), ")");
     out.names.push_back(name);
     out.columns.push_back(std::move(t.columns[k]));
   }
@@ -108,7 +109,8 @@ void append(parquet::Table& acc, parquet::Table&& next, const std::string& first
 
 const std::vector<parquet::Value>& DatasetTable::column(const std::string& name) const {
   const int k = table.find(name);
-  if (k < 0) fail(source.empty() ? "table" : source, ": no column '", name, "' (columns: ", join(table.names), ")");
+  if (k < 0)
+    fail(source.empty() ? "table" : source, ": no column '", name, "' (columns: ", join(table.names), ")");
   return table.columns[k];
 }
 
@@ -135,7 +137,8 @@ std::string loader_for(const std::string& path, const std::string& flag) {
   if (ext == ".parquet") return "parquet";
   const std::string prefix = flag.empty() ? path : flag + " " + path;
   if (ext == ".tsv")
-    fail(prefix, ": a .tsv file is tab-separated, and the csv loader would split it on commas; expected a .csv, ",
+    fail(prefix,
+         ": a .tsv file is tab-separated, and the csv loader would split it on commas; expected a .csv, ",
          ".json, .jsonl, .txt or .parquet file");
   fail(prefix, ": unsupported extension '", ext.empty() ? std::string("(none)") : ext,
        "'; expected a .csv, .json, .jsonl, .txt or .parquet file");

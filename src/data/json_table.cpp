@@ -142,7 +142,9 @@ std::string keys_of(const json& obj) {
   return s;
 }
 
-bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+bool is_blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
 
 parquet::Table from_json_lines(std::string_view text, const std::string& source) {
   RecordColumns cols;
@@ -219,7 +221,8 @@ bool all_arrays(const json& obj) {
 
 parquet::Table from_field(const json& doc, const std::string& source, const std::string& field) {
   if (!doc.is_object())
-    fail(source, ": records under field '", field, "' need a JSON object at the top level, found a JSON ", doc.type_name());
+    fail(source, ": records under field '", field, "' need a JSON object at the top level, found a JSON ",
+         doc.type_name());
   const auto it = doc.find(field);
   if (it == doc.end()) fail(source, ": no field '", field, "' (fields: ", keys_of(doc), ")");
   if (it->is_array()) return from_records(*it, source, field);
@@ -234,7 +237,8 @@ parquet::Table from_document(const json& doc, const std::string& source) {
     fail(source, ": expected JSON lines, an array of records or an object, got a ", doc.type_name());
   if (doc.size() == 1) {
     const auto& only = doc.begin().value();
-    if (only.is_array() && !only.empty() && only[0].is_object()) return from_records(only, source, doc.begin().key());
+    if (only.is_array() && !only.empty() && only[0].is_object())
+      return from_records(only, source, doc.begin().key());
   }
   if (all_arrays(doc)) return from_dict_of_lists(doc, source);
   fail(source, ": one JSON object that is neither a dict of lists nor an object holding an array of records",

@@ -84,8 +84,9 @@ void check_utf8(std::string_view text, const std::string& source) {
   if (at == std::string_view::npos) return;
   int64_t line = 1;
   for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
-  fail(source, ": line ", line, ": invalid UTF-8 (byte 0x", std::hex, static_cast<int>(static_cast<unsigned char>(text[at])),
-       std::dec, " at offset ", at, "); the file must be UTF-8");
+  fail(source, ": line ", line, ": invalid UTF-8 (byte 0x", std::hex,
+       static_cast<int>(static_cast<unsigned char>(text[at])), std::dec, " at offset ", at,
+       "); the file must be UTF-8");
 }
 
 }  // namespace ct::data

@@ -1,9 +1,9 @@
-// Text as datasets' text loader reads it (packaged_modules/text/text.py, sample_by="line"): the file is opened
-// in Python's text mode, whose universal newlines turn "\r\n" and a lone "\r" into "\n"; StringIO.readlines
-// then splits on "\n" alone (not on the form feeds and separators str.splitlines knows), and without
-// keep_linebreaks each line's "\n" is stripped. Blank lines stay, as empty rows; the end of the file ends the
-// last line, with no empty row after a final newline. A UTF-8 BOM stays in the first line, as the utf-8
-// codec keeps it.
+// Text as datasets' text loader reads it (packaged_modules/text/text.py, sample_by="line"): the file is
+// opened in Python's text mode, whose universal newlines turn "\r\n" and a lone "\r" into "\n";
+// StringIO.readlines then splits on "\n" alone (not on the form feeds and separators str.splitlines knows),
+// and without keep_linebreaks each line's "\n" is stripped. Blank lines stay, as empty rows; the end of the
+// file ends the last line, with no empty row after a final newline. A UTF-8 BOM stays in the first line, as
+// the utf-8 codec keeps it.
 #include <string>
 
 #include "data/table_loaders.h"
@@ -16,25 +16,21 @@ parquet::Table read_text_table(std::string_view text, const std::string& source,
   t.names = {"text"};
   t.columns.resize(1);
   auto& rows = t.columns[0];
-  std::string line;
-  auto emit = [&](bool newline) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = text.find_first_of("\r\n", pos);
     parquet::Value v;
     v.kind = parquet::Value::Kind::String;
-    v.s = std::move(line);
-    if (newline && keep_linebreaks) v.s += '\n';
-    rows.push_back(std::move(v));
-    line.clear();
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\r' || c == '\n') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      emit(true);
+    if (end == std::string_view::npos) {
+      v.s = std::string(text.substr(pos));
+      pos = text.size();
     } else {
-      line += c;
+      v.s = std::string(text.substr(pos, end - pos));
+      if (keep_linebreaks) v.s += '\n';
+      pos = end + (text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n' ? 2 : 1);
     }
+    rows.push_back(std::move(v));
   }
-  if (!line.empty()) emit(false);
   t.num_rows = static_cast<int64_t>(rows.size());
   return t;
 }
