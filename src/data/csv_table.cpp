@@ -9,8 +9,10 @@
 //     from_pandas turns into null;
 //   - a column is typed from its non-NA cells (_infer_types): every one an integer (str_to_int64, spaces
 //     around allowed) gives int64, unless the column has a NaN: then float64, as numpy ints cannot hold NaN;
-//     every one a number (xstrtod, or inf / infinity) gives float64; every one of True/TRUE/true/False/
-//     FALSE/false gives bool; anything else keeps the cells as strings, verbatim.
+//     every one a number (xstrtod, or inf / infinity) gives float64; every one true or false in any case
+//     (to_boolean's strcasecmp) gives bool, with nulls for NaN as from_pandas makes of an object column;
+//     anything else keeps the cells as strings, verbatim. An integer past int64 counts as a number here
+//     (pandas would try uint64, which Value does not have).
 // pandas counts a quoted field's line breaks into no line; the errors here give the record's first line in
 // the file, which is what an editor shows.
 #include <cctype>
@@ -78,17 +80,19 @@ bool iequals(std::string_view a, std::string_view b) {
 // xstrtod's grammar: [sign] digits [. digits] [(e|E) [sign] digits], at least one mantissa digit; no hex,
 // no "nan" (an NA string already); plus pandas' explicit inf / infinity, any case.
 bool parse_double(std::string_view s, double* out) {
+  // _try_double's own words for infinity, compared untrimmed.
+  {
+    std::string_view w = s;
+    const bool neg = !w.empty() && w[0] == '-';
+    if (!w.empty() && (w[0] == '+' || w[0] == '-')) w.remove_prefix(1);
+    if (iequals(w, "inf") || iequals(w, "infinity")) {
+      *out = neg ? -HUGE_VAL : HUGE_VAL;
+      return true;
+    }
+  }
   s = trim(s);
   std::string_view body = s;
-  bool neg = false;
-  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
-    neg = body[0] == '-';
-    body.remove_prefix(1);
-  }
-  if (iequals(body, "inf") || iequals(body, "infinity")) {
-    *out = neg ? -HUGE_VAL : HUGE_VAL;
-    return true;
-  }
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) body.remove_prefix(1);
   size_t i = 0, digits = 0;
   while (i < body.size() && body[i] >= '0' && body[i] <= '9') ++i, ++digits;
   if (i < body.size() && body[i] == '.') {
@@ -109,9 +113,10 @@ bool parse_double(std::string_view s, double* out) {
   return true;
 }
 
+// _try_bool_flex: the default true/false values, then to_boolean's strcasecmp with "TRUE" / "FALSE".
 int parse_bool(const std::string& s) {
-  if (s == "True" || s == "TRUE" || s == "true") return 1;
-  if (s == "False" || s == "FALSE" || s == "false") return 0;
+  if (iequals(s, "true")) return 1;
+  if (iequals(s, "false")) return 0;
   return -1;
 }
 

@@ -137,7 +137,7 @@ TEST(CsvTable, PandasTyping) {
   TempDir dir;
   const auto t = read(dir, "t.csv",
                       "i,f,b,s,hole,all_na,mixed,spaced,big,hexa,exp,inf,bool_na\n"
-                      "1,1.5,True,a,1,,1,  7 ,9223372036854775807,0x10,1e3,inf,true\n"
+                      "1,1.5,True,a,1,,1,  7 ,9223372036854775807,0x10,1e3,inf,tRuE\n"
                       "-2,2,false,,,NA,True, -8,9223372036854775808,1,2E-2,-Infinity,\n"
                       "+3,.5,TRUE,None,3,nan,x,9,0,2,3.,1,FALSE\n");
   ASSERT_EQ(t.num_rows(), 3);
@@ -145,7 +145,7 @@ TEST(CsvTable, PandasTyping) {
   EXPECT_EQ(col(t, "i"), json::parse("[1, -2, 3]"));
   EXPECT_EQ(kind(t, "f"), "double");  // ints beside a float: float64
   EXPECT_EQ(col(t, "f"), json::parse("[1.5, 2.0, 0.5]"));
-  EXPECT_EQ(kind(t, "b"), "bool");  // True/TRUE/true/False/FALSE/false
+  EXPECT_EQ(kind(t, "b"), "bool");  // true / false in any case
   EXPECT_EQ(col(t, "b"), json::parse("[true, false, true]"));
   EXPECT_EQ(kind(t, "s"), "string");
   EXPECT_EQ(col(t, "s"), json::parse(R"(["a", null, null])"));  // "" and "None" are NA strings
