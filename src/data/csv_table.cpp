@@ -142,7 +142,8 @@ std::vector<std::string> column_names(const std::vector<std::string>& header) {
 }
 
 // One column's cells from its raw strings (nullptr: a missing trailing field), typed as _infer_types does.
-std::vector<Value> type_column(const std::vector<const std::string*>& raw) {
+// The strings are moved out of `raw`.
+std::vector<Value> type_column(const std::vector<std::string*>& raw) {
   bool all_int = true, all_num = true, all_bool = true, any_na = false, any_value = false;
   for (const std::string* s : raw) {
     if (!s || is_na(*s)) {
@@ -160,7 +161,7 @@ std::vector<Value> type_column(const std::vector<const std::string*>& raw) {
   std::vector<Value> out(raw.size());
   if (!any_value) return out;  // all NaN: float64 of nulls
   for (size_t r = 0; r < raw.size(); ++r) {
-    const std::string* s = raw[r];
+    std::string* s = raw[r];
     if (!s || is_na(*s)) continue;
     Value& v = out[r];
     if (all_int && !any_na) {
@@ -174,7 +175,7 @@ std::vector<Value> type_column(const std::vector<const std::string*>& raw) {
       v.i = parse_bool(*s);
     } else {
       v.kind = Value::Kind::String;
-      v.s = *s;
+      v.s = std::move(*s);
     }
   }
   return out;
@@ -185,7 +186,7 @@ std::vector<Value> type_column(const std::vector<const std::string*>& raw) {
 parquet::Table read_csv_table(std::string_view text, const std::string& source) {
   check_utf8(text, source);
   std::vector<int64_t> lines;
-  const auto records = parse_csv(text, source, &lines);
+  auto records = parse_csv(text, source, &lines);
   if (records.empty()) fail(source, ": No columns to parse from file (an empty CSV; expected a header row)");
   parquet::Table t;
   t.names = column_names(records[0]);
@@ -195,7 +196,7 @@ parquet::Table read_csv_table(std::string_view text, const std::string& source) 
       fail(source, ": Expected ", width, " fields in line ", lines[r], ", saw ", records[r].size(),
            " (a field holding a comma needs double quotes)");
   t.num_rows = static_cast<int64_t>(records.size()) - 1;
-  std::vector<const std::string*> raw(records.size() - 1);
+  std::vector<std::string*> raw(records.size() - 1);
   for (size_t c = 0; c < width; ++c) {
     for (size_t r = 1; r < records.size(); ++r) raw[r - 1] = c < records[r].size() ? &records[r][c] : nullptr;
     t.columns.push_back(type_column(raw));

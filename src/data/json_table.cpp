@@ -26,7 +26,8 @@ using parquet::Value;
 // pyarrow refuses nesting past a depth too; this keeps the conversion's recursion far from the stack's end.
 constexpr int kMaxDepth = 256;
 
-Value to_value(const json& j, const std::string& where, int depth) {
+// Takes the strings out of `j` rather than copying them.
+Value to_value(json& j, const std::string& where, int depth) {
   if (depth > kMaxDepth) fail(where, ": values nested deeper than ", kMaxDepth, " levels");
   Value v;
   switch (j.type()) {
@@ -58,12 +59,12 @@ Value to_value(const json& j, const std::string& where, int depth) {
       break;
     case json::value_t::string:
       v.kind = Value::Kind::String;
-      v.s = j.get<std::string>();
+      v.s = std::move(j.get_ref<std::string&>());
       break;
     case json::value_t::array:
       v.kind = Value::Kind::List;
       v.items.reserve(j.size());
-      for (const auto& item : j) v.items.push_back(to_value(item, where, depth + 1));
+      for (auto& item : j) v.items.push_back(to_value(item, where, depth + 1));
       break;
     case json::value_t::object:
       v.kind = Value::Kind::Struct;
@@ -81,7 +82,7 @@ Value to_value(const json& j, const std::string& where, int depth) {
 // Rows of records into columns in first-seen key order, a record's missing keys as nulls.
 class RecordColumns {
  public:
-  void add(const json& record, const std::string& where) {
+  void add(json& record, const std::string& where) {
     for (auto it = record.begin(); it != record.end(); ++it) {
       auto [pos, inserted] = index_.try_emplace(it.key(), t_.names.size());
       if (inserted) {
@@ -157,7 +158,7 @@ parquet::Table from_json_lines(std::string_view text, const std::string& source)
     ++line_no;
     pos = nl + 1;
     if (is_blank(line)) continue;
-    const std::string where = str(source, ": line ", line_no);
+    const std::string where = source + ": line " + std::to_string(line_no);
     json rec;
     try {
       rec = json::parse(line.begin(), line.end());
@@ -172,27 +173,27 @@ parquet::Table from_json_lines(std::string_view text, const std::string& source)
 }
 
 // An array of records (objects), or of strings as one "text" column (datasets names it so).
-parquet::Table from_records(const json& array, const std::string& source, const std::string& name) {
+parquet::Table from_records(json& array, const std::string& source, const std::string& name) {
   bool all_strings = !array.empty();
   for (const auto& item : array) all_strings = all_strings && item.is_string();
   if (all_strings) {
     parquet::Table t;
     t.names = {"text"};
     t.columns.resize(1);
-    for (const auto& item : array) t.columns[0].push_back(to_value(item, source, 1));
+    for (auto& item : array) t.columns[0].push_back(to_value(item, source, 1));
     t.num_rows = static_cast<int64_t>(array.size());
     return t;
   }
   RecordColumns cols;
   for (size_t k = 0; k < array.size(); ++k) {
-    const std::string where = str(source, ": ", name, "[", k, "]");
+    const std::string where = source + ": " + name + "[" + std::to_string(k) + "]";
     if (!array[k].is_object()) fail(where, ": expected a record (a JSON object), got ", array[k].type_name());
     cols.add(array[k], where);
   }
   return cols.finish();
 }
 
-parquet::Table from_dict_of_lists(const json& obj, const std::string& source) {
+parquet::Table from_dict_of_lists(json& obj, const std::string& source) {
   parquet::Table t;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     const int64_t n = static_cast<int64_t>(it.value().size());
@@ -206,7 +207,7 @@ parquet::Table from_dict_of_lists(const json& obj, const std::string& source) {
     std::vector<Value> column;
     column.reserve(static_cast<size_t>(n));
     const std::string where = str(source, ": '", it.key(), "'");
-    for (const auto& item : it.value()) column.push_back(to_value(item, where, 1));
+    for (auto& item : it.value()) column.push_back(to_value(item, where, 1));
     unify_column(column);
     t.columns.push_back(std::move(column));
   }
@@ -219,7 +220,7 @@ bool all_arrays(const json& obj) {
   return !obj.empty();
 }
 
-parquet::Table from_field(const json& doc, const std::string& source, const std::string& field) {
+parquet::Table from_field(json& doc, const std::string& source, const std::string& field) {
   if (!doc.is_object())
     fail(source, ": records under field '", field, "' need a JSON object at the top level, found a JSON ",
          doc.type_name());
@@ -231,12 +232,12 @@ parquet::Table from_field(const json& doc, const std::string& source, const std:
        ", expected an array of records or a dict of lists");
 }
 
-parquet::Table from_document(const json& doc, const std::string& source) {
+parquet::Table from_document(json& doc, const std::string& source) {
   if (doc.is_array()) return from_records(doc, source, "records");
   if (!doc.is_object())
     fail(source, ": expected JSON lines, an array of records or an object, got a ", doc.type_name());
   if (doc.size() == 1) {
-    const auto& only = doc.begin().value();
+    auto& only = doc.begin().value();
     if (only.is_array() && !only.empty() && only[0].is_object())
       return from_records(only, source, doc.begin().key());
   }
@@ -249,7 +250,10 @@ parquet::Table from_document(const json& doc, const std::string& source) {
 
 parquet::Table read_json_table(std::string_view text, const std::string& source, const std::string& field) {
   if (is_blank(text)) fail(source, ": no JSON records (the file is empty)");
-  if (!field.empty()) return from_field(parse_document(text, source), source, field);
+  if (!field.empty()) {
+    json doc = parse_document(text, source);
+    return from_field(doc, source, field);
+  }
   size_t pos = 0;
   std::string_view first;
   while (pos < text.size()) {
@@ -261,7 +265,8 @@ parquet::Table read_json_table(std::string_view text, const std::string& source,
   }
   const json head = json::parse(first.begin(), first.end(), nullptr, false);
   if (!head.is_discarded() && head.is_object()) return from_json_lines(text, source);
-  return from_document(parse_document(text, source), source);
+  json doc = parse_document(text, source);
+  return from_document(doc, source);
 }
 
 }  // namespace ct::data
