@@ -7,6 +7,7 @@
 // With `field` the file is always one document and the records (or the dict of lists) sit under that key.
 // Cells keep JSON's kinds; a column then gets pyarrow's one type per column where pyarrow finds one:
 // integers beside floats become floats, structs take every key any row has (unify_column).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -107,16 +108,26 @@ class RecordColumns {
 };
 
 // nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1, column 9: "
-// prefix, whose position is the document's, not the file's line.
+// prefix, whose position is the document's, not the file's line; and short, since its "last read" token can
+// be the rest of the file after an unterminated string.
 std::string reason(const json::exception& e) {
-  const std::string what = e.what();
+  std::string what = e.what();
   const size_t p = what.find("parse error");
-  if (p != std::string::npos) {
-    const size_t colon = what.find(": ", p);
-    if (colon != std::string::npos) return what.substr(colon + 2);
+  const size_t colon = p == std::string::npos ? std::string::npos : what.find(": ", p);
+  if (colon != std::string::npos) {
+    what.erase(0, colon + 2);
+  } else if (const size_t bracket = what.find("] "); bracket != std::string::npos) {
+    what.erase(0, bracket + 2);
   }
-  const size_t bracket = what.find("] ");
-  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+  constexpr size_t kMax = 240;
+  if (what.size() > kMax) {
+    size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(what[cut]) & 0xC0) == 0x80)
+      --cut;  // not inside a UTF-8 char
+    what.resize(cut);
+    what += "...";
+  }
+  return what;
 }
 
 int64_t line_at(std::string_view text, size_t byte) {

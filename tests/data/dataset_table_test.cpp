@@ -335,6 +335,15 @@ TEST(JsonTable, Errors) {
   expect_error([&] { read(dir, "obj.json", "{\n \"a\": 1,\n \"b\": [1]\n}"); },
                {"neither a dict of lists nor an object holding an array of records (fields: a, b)"});
   expect_error([&] { read(dir, "utf.jsonl", "{\"a\": \"caf\xE9\"}\n"); }, {"line 1: malformed JSON"});
+  // An unterminated string's "last read" token is the rest of the file: the message stays short.
+  try {
+    read(dir, "open.json", "[\n{\"a\": \"" + std::string(100000, 'x') + "}]");
+    ADD_FAILURE() << "expected ct::Error";
+  } catch (const ct::Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 500u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/open.json: line 2: malformed JSON ("), std::string::npos)
+        << e.what();
+  }
   expect_error(
       [&] { read(dir, "deep.jsonl", "{\"a\": " + std::string(300, '[') + std::string(300, ']') + "}"); },
       {"/deep.jsonl: line 1: values nested deeper than 256 levels"});
