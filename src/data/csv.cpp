@@ -8,7 +8,8 @@
 
 namespace ct::data {
 
-std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& source) {
+std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& source,
+                                                std::vector<int64_t>* record_lines) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row;
@@ -16,6 +17,7 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std
   size_t i = 0;
   int64_t line = 1;
   bool any = false;  // the current record has content (a lone trailing newline ends the file, not a record)
+  int64_t record_line = 1;
   auto end_field = [&] {
     row.push_back(std::move(field));
     field.clear();
@@ -23,11 +25,13 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std
   auto end_row = [&] {
     end_field();
     rows.push_back(std::move(row));
+    if (record_lines) record_lines->push_back(record_line);
     row.clear();
     any = false;
   };
   while (i < text.size()) {
     char c = text[i];
+    if (!any && row.empty() && field.empty()) record_line = line;
     if (c == '"' && field.empty()) {
       // A quoted field: up to the next lone quote; "" is one quote.
       const int64_t start_line = line;

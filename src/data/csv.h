@@ -5,6 +5,7 @@
 // {'text': ['a', ...], 'answer_start': [1, ...]} (or numpy's array([...], dtype=...) in place of the lists).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,10 @@
 namespace ct::data {
 
 // Every record of `text` (a UTF-8 BOM at the start is skipped), fields unquoted. Throws ct::Error naming
-// `source` and the line on an unterminated quote or a stray character after a closing quote.
-std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& source);
+// `source` and the line on an unterminated quote or a stray character after a closing quote. `record_lines`,
+// when given, gets each record's first line (1-based), for errors about a record's content.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& source,
+                                                std::vector<int64_t>* record_lines = nullptr);
 
 // A Python literal of dicts, lists, strings ('..' or "..", with Python escapes), ints, floats,
 // True/False/None and numpy array(list, dtype=...) as JSON. Throws ct::Error naming `what` on anything else.

@@ -45,10 +45,14 @@ struct TableReadOptions {
 // the line, record or row group. Loader rules:
 //   csv: pandas.read_csv defaults: a header row, RFC 4180 quoting; a column whose every non-empty cell parses
 //     as an integer is Int, else as a number Double, else String ("True"/"False" columns Bool); empty cells
-//     are Null (NaN), so an int column with an empty cell becomes Double as pandas makes it.
+//     are Null (NaN), so an int column with an empty cell becomes Double as pandas makes it. pandas' other NA
+//     strings ("NA", "None", "null", ...) are Null too; a short row is padded with Null, a long one is an
+//     error.
 //   json: JSON lines (one object per line), or a whole-file array of objects, or an object whose `field` (or,
 //     without one, whose only member) holds the array; or a dict of equal-length lists (columns). Columns
-//     in first-seen key order, missing keys Null, nested lists and objects as List and Struct.
+//     in first-seen key order, missing keys Null, nested lists and objects as List and Struct. A whole object
+//     on the first non-blank line means JSON lines (pyarrow's reader goes first), even a one-line dict of
+//     lists.
 //   text: one String column "text", one row per line (trailing "\r\n" / "\n" dropped unless keep_linebreaks).
 //   parquet: parquet::ParquetFile::read, features from the footer's "huggingface" metadata.
 DatasetTable read_table_files(const std::vector<std::string>& paths, const std::string& flag,

@@ -19,6 +19,41 @@ inline uint32_t decode_utf8(std::string_view s, size_t i, size_t* len) {
   return cp;
 }
 
+// Offset of the first byte that does not start a well-formed UTF-8 sequence (overlong forms, surrogates and
+// code points past U+10FFFF are ill-formed, as Python's strict decoder says), or npos when `s` is valid.
+inline size_t invalid_utf8_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n;
+    uint32_t lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n > s.size()) return i;
+    const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    if (c1 < lo || c1 > hi) return i;
+    for (size_t k = 2; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 inline void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
