@@ -497,7 +497,7 @@ void Trainer::save_model(const std::string& dir) const {
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) fail(dir, ": cannot create (", ec.message(), ")");
-  fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config()));
+  fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config(), model_.head_kind()));
   model::save_hf_weights(dir + "/model.safetensors", model_.params(), model_.params_data());
   if (save_tokenizer_) save_tokenizer_(dir);
   write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_));
