@@ -265,8 +265,15 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       so_step.seed = seed;
       // Dropout keyed by (epoch, position in the epoch's list): the same masks for a feature whichever rank
       // and row train it, so any world size follows one trajectory, and resume replays it.
-      for (int64_t pos : sb.positions)
-        so_step.row_keys.push_back((static_cast<uint64_t>(epoch) << 40) | static_cast<uint64_t>(pos));
+      // A multiple-choice feature is num_choices rows: each gets its own key, so its choices drop different
+      // units, as the rows of HF's flattened [B x num_choices, T] batch do.
+      const uint64_t rows_per_feature =
+          cb.batch.num_choices > 0 ? static_cast<uint64_t>(cb.batch.num_choices) : 1;
+      for (int64_t pos : sb.positions) {
+        const uint64_t key = (static_cast<uint64_t>(epoch) << 40) | static_cast<uint64_t>(pos);
+        for (uint64_t r = 0; r < rows_per_feature; ++r)
+          so_step.row_keys.push_back(rows_per_feature == 1 ? key : key * rows_per_feature + r);
+      }
       const bool sync = group + 1 == accum || micro_in_epoch + 1 == batches_per_epoch;
       const float loss = model_.forward(cb.batch, so_step);
       if (reducer_) reducer_->add_touched_rows(cb.batch.input_ids, cb.positions);
