@@ -4,6 +4,8 @@
 //     from <seed>, saved as <dir>/config.json + <dir>/model.safetensors, plus <dir>/coretrain_logits.json:
 //     its eval-mode logits on fixed inputs (QA: start_logits / end_logits; others: "logits", flat, every
 //     token projected for mlm, the 2 rows as one example's 2 choices for multiple-choice).
+//   ct_checkpoint_tool init <config.json> <dir> <head> <seed>
+//     a fresh HF-initialized checkpoint of any config (head: qa, seq-cls, token-cls, mlm, multiple-choice).
 //   ct_checkpoint_tool forward <dir>
 //     loads <dir>/config.json and the weights as `coretrain qa` would (fresh head when missing) and writes
 //     the logits on <dir>/inputs.json to <dir>/coretrain_logits.json, with the load report.
@@ -154,6 +156,18 @@ int forward_mode(const std::string& dir) {
   return 0;
 }
 
+// A fresh checkpoint of any config.json, HF-initialized from `seed` (what the task commands' tests start
+// from: their scripts, like HF's, need --model_name_or_path).
+int init_mode(const std::string& config_path, const std::string& dir, const std::string& head, uint64_t seed) {
+  const ModelConfig config = load_config(config_path);
+  const HeadKind kind = head_from_name(head);
+  EncoderModel model(config, kind, Precision::f32);
+  model.init_weights(seed);
+  fs::write_file_atomic(dir + "/config.json", config_to_json(config, kind));
+  save_hf_weights(dir + "/model.safetensors", model.params(), model.params_data());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,9 +176,10 @@ int main(int argc, char** argv) {
     if (a.size() == 4 && a[0] == "write") return write_mode(a[1], a[2], std::stoull(a[3]));
     if (a.size() == 5 && a[0] == "write") return write_head_mode(a[1], a[2], std::stoull(a[3]), a[4]);
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
+    if (a.size() == 5 && a[0] == "init") return init_mode(a[1], a[2], a[3], std::stoull(a[4]));
     std::fprintf(stderr,
                  "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head] | "
-                 "forward <dir>\n");
+                 "forward <dir> | init <config.json> <dir> <head> <seed>\n");
     return 2;
   } catch (const ct::Error& e) {
     std::fprintf(stderr, "ct_checkpoint_tool: %s\n", e.what());
