@@ -186,11 +186,10 @@ nlohmann::json predict(TaskRunner& runner, const QaDataset& ds, bool has_answers
   const QaTaskSplit split(ds, args.data, has_answers);
   if (!has_answers) log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
   // QuestionAnsweringTrainer.predict names its metrics test_*, and its prediction files predict_*.
-  const nlohmann::json m = runner.predict(split, ds.features.size());
+  const nlohmann::json m = runner.predict(split);
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [k, v] : m.items())
-    if (k != "predict_samples" && k.rfind("predict_", 0) == 0) out["test_" + k.substr(8)] = v;
-  out["predict_samples"] = m["predict_samples"];
+  for (const auto& [k, v] : m.items()) out["test_" + k.substr(8)] = v;
+  out["predict_samples"] = ds.features.size();
   return out;
 }
 

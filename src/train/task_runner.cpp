@@ -60,11 +60,9 @@ nlohmann::json TaskRunner::evaluate(const TaskSplit& eval, int64_t samples, cons
   return m;
 }
 
-nlohmann::json TaskRunner::predict(const TaskSplit& split, int64_t samples, const std::string& prefix) {
+nlohmann::json TaskRunner::predict(const TaskSplit& split, const std::string& prefix) {
   before_prediction();
-  auto m = trainer_.predict(split, prefix);
-  m[prefix + "_samples"] = samples;
-  return m;
+  return trainer_.predict(split, prefix);
 }
 
 void TaskRunner::report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved) {

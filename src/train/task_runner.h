@@ -46,7 +46,7 @@ class TaskRunner {
   // the mismatched set's keys first).
   nlohmann::json evaluate(const TaskSplit& eval, int64_t samples, const std::string& prefix = "eval");
   // trainer.predict: {predict_<metric>, predict_runtime, ...}; the task writes its prediction files.
-  nlohmann::json predict(const TaskSplit& split, int64_t samples, const std::string& prefix = "predict");
+  nlohmann::json predict(const TaskSplit& split, const std::string& prefix = "predict");
   // log_metrics + save_metrics of `split`; after training, trainer_state.json again (the evaluations'
   // log entries).
   void report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved);

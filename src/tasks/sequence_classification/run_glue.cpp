@@ -274,7 +274,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   if (t.do_predict) {
     log::info("*** Predict ***");
     // run_glue writes predict_results_{task}.txt and reports no predict metrics.
-    for (auto& p : predicts) runner.predict(*p->split, p->examples);
+    for (auto& p : predicts) runner.predict(*p->split);
   }
   train::ModelCardInfo card;
   card.finetuned_from = args.model.model_name_or_path;

@@ -218,7 +218,7 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   }
   if (t.do_predict) {
     log::info("*** Predict ***");
-    runner.report("predict", runner.predict(*predict_p->split, predict_p->examples));
+    runner.report("predict", runner.predict(*predict_p->split));
   }
   train::ModelCardInfo card;
   card.finetuned_from = args.model.model_name_or_path;

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# task_commands_test.sh CASE CORETRAIN CHECKPOINT_TOOL: `coretrain glue` and `coretrain ner` as a user runs
+# run_glue.py / run_ner.py, on a tiny BERT (ct_checkpoint_tool init) with the fixture WordPiece tokenizer.
+#   glue: local csv files (sentence1, sentence2, string labels): trains to eval_accuracy >= 0.9; HF's output
+#     folder (config.json names BertForSequenceClassification and the labels, predict_results_None.txt
+#     with label names); then 2 ranks x batch 8 against 1 rank x batch 16: the same eval_loss (1e-4) and
+#     accuracy; and the one-line errors (a label outside the training labels, a bad extension, a checkpoint
+#     with another label count without --ignore_mismatched_sizes).
+#   glue_regression: float labels (a json lines file) train a regression: num_labels 1, eval_mse.
+#   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
+#     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
+#   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
+#     conll.parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported.
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/../train/ddp_lib.sh"
+CASE=$1
+ct_setup "task_$CASE" "$2"
+TOOL=$3
+export MASTER_ADDR=127.0.0.1
+
+# A tiny BERT checkpoint with a HEAD and the fixture tokenizer.
+model() {  # model DIR HEAD
+  mkdir -p "$1"
+  printf '{"model_type":"bert","vocab_size":391,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":2,%s}\n' \
+    '"intermediate_size":64,"max_position_embeddings":64,"type_vocab_size":2' > "$TMP/config.json"
+  "$TOOL" init "$TMP/config.json" "$1" "$2" 7 || fail "ct_checkpoint_tool init $2"
+  cp "$HERE/../text/data/tokenizers/bert.json" "$1/tokenizer.json"
+}
+run() {  # run LOG ARGS...: one process
+  local log=$1
+  shift
+  timeout -k 5 "$LIMIT" "$BIN" "$@" > "$log" 2>&1
+}
+run2() {  # run2 LOG ARGS...: 2 ranks under mpiexec
+  local log=$1
+  shift
+  timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" "$@" > "$log" 2>&1
+}
+expect_error() {  # expect_error LOG PATTERN ARGS...: a non-zero exit whose error line matches PATTERN
+  local log=$1 pat=$2
+  shift 2
+  if run "$log" "$@"; then fail "expected an error matching '$pat'" "$log"; fi
+  grep -E "error: .*$pat" "$log" > /dev/null || fail "no error line matching '$pat'" "$log"
+  [ "$(grep -c 'error:' "$log")" = 1 ] || fail "expected exactly one error line" "$log"
+}
+close() {  # close A B TOL: |a - b| <= TOL * max(1, |b|)
+  awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; if (m < 1) m = 1;
+    exit !(d <= t * m) }'
+}
+WORDS=(hello world cafe resume zurich straße and the naive istanbul)
+
+case "$CASE" in
+glue)
+  model "$TMP/m" seq-cls
+  # yes when sentence1 holds "hello" (a word a tiny model finds quickly); sentence2 is noise.
+  for split in train:600 dev:96 test:40; do
+    awk -v n="${split#*:}" -v seed="${#split}" 'BEGIN { srand(seed); split("world cafe resume zurich and the naive istanbul", w, " ");
+      print "sentence1,sentence2,label";
+      for (i = 0; i < n; i++) { lab = rand() < 0.5; s = ""; h = int(rand() * 5);
+        for (k = 0; k < 5; k++) s = s (k ? " " : "") (lab && k == h ? "hello" : w[1 + int(rand() * 8)]);
+        t = w[1 + int(rand() * 8)] " " w[1 + int(rand() * 8)];
+        print s "," t "," (lab ? "yes" : "no") } }' > "$TMP/${split%%:*}.csv"
+  done
+  COMMON=(glue --model_name_or_path "$TMP/m" --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv"
+          --do_train --do_eval --max_seq_length 32 --learning_rate 3e-3 --num_train_epochs 4 --seed 3
+          --logging_steps 10 --save_strategy no --disable_tqdm)
+  run "$TMP/one.log" "${COMMON[@]}" --per_device_train_batch_size 16 --do_predict --test_file "$TMP/test.csv" \
+    --output_dir "$TMP/one" || fail "coretrain glue" "$TMP/one.log"
+  ACC=$(json "$TMP/one/eval_results.json" 'j["eval_accuracy"]')
+  close "$ACC" 1 0.1 || fail "eval_accuracy $ACC < 0.9" "$TMP/one.log"
+  for f in config.json model.safetensors tokenizer.json train_results.json eval_results.json all_results.json \
+           trainer_state.json training_args.json README.md predict_results_None.txt; do
+    [ -s "$TMP/one/$f" ] || fail "no $f in the output folder" "$TMP/one.log"
+  done
+  [ "$(json "$TMP/one/config.json" '" ".join([j["architectures"][0], j["id2label"]["0"], j["id2label"]["1"]])')" = \
+    "BertForSequenceClassification no yes" ] || fail "config.json: $(cat "$TMP/one/config.json")"
+  [ "$(head -1 "$TMP/one/predict_results_None.txt")" = "$(printf 'index\tprediction')" ] || fail "predict header"
+  [ "$(grep -cE $'^[0-9]+\t(yes|no)$' "$TMP/one/predict_results_None.txt")" = 40 ] \
+    || fail "predict_results_None.txt: expected 40 label lines" "$TMP/one/predict_results_None.txt"
+  grep -q "generated_from_trainer" "$TMP/one/README.md" || fail "no model card" "$TMP/one/README.md"
+  # 2 ranks x 8 = 1 rank x 16, padded to max_seq_length so both see the same shapes.
+  run "$TMP/p1.log" "${COMMON[@]}" --per_device_train_batch_size 16 --output_dir "$TMP/p1" || fail "1 rank" "$TMP/p1.log"
+  run2 "$TMP/p2.log" "${COMMON[@]}" --per_device_train_batch_size 8 --output_dir "$TMP/p2" || fail "2 ranks" "$TMP/p2.log"
+  L1=$(json "$TMP/p1/eval_results.json" 'j["eval_loss"]') L2=$(json "$TMP/p2/eval_results.json" 'j["eval_loss"]')
+  close "$L2" "$L1" 1e-4 || fail "eval_loss: 2 ranks $L2, 1 rank $L1"
+  [ "$(json "$TMP/p1/eval_results.json" 'j["eval_accuracy"]')" = "$(json "$TMP/p2/eval_results.json" 'j["eval_accuracy"]')" ] \
+    || fail "eval_accuracy differs between 1 and 2 ranks"
+  # Errors.
+  printf 'sentence1,sentence2,label\nhello world,cafe,maybe\n' > "$TMP/badlabel.csv"
+  expect_error "$TMP/e1.log" "label 'maybe' is not among the training labels" "${COMMON[@]}" \
+    --validation_file "$TMP/badlabel.csv" --output_dir "$TMP/e1"
+  cp "$TMP/dev.csv" "$TMP/dev.tsv"
+  expect_error "$TMP/e2.log" "validation_file" "${COMMON[@]}" --validation_file "$TMP/dev.tsv" --output_dir "$TMP/e2"
+  awk 'NR == 1 || NR % 3 != 0 { print } NR > 1 && NR % 3 == 0 { sub(/,(yes|no)$/, ",maybe"); print }' \
+    "$TMP/train.csv" > "$TMP/three.csv"
+  expect_error "$TMP/e3.log" "ignore_mismatched_sizes" "${COMMON[@]}" --train_file "$TMP/three.csv" --output_dir "$TMP/e3"
+  run "$TMP/e4.log" "${COMMON[@]}" --train_file "$TMP/three.csv" --max_steps 2 --ignore_mismatched_sizes \
+    --output_dir "$TMP/e4" || fail "--ignore_mismatched_sizes did not start the head fresh" "$TMP/e4.log"
+  ;;
+glue_regression)
+  model "$TMP/m" seq-cls
+  for split in train:400 dev:64; do
+    awk -v n="${split#*:}" -v seed="${#split}" 'BEGIN { srand(seed); split("world cafe resume zurich and the naive istanbul", w, " ");
+      for (i = 0; i < n; i++) { h = int(rand() * 4); s = "";
+        for (k = 0; k < 4; k++) s = s (k ? " " : "") (k < h ? "hello" : w[1 + int(rand() * 8)]);
+        printf "{\"sentence1\": \"%s\", \"label\": %.1f}\n", s, h } }' > "$TMP/${split%%:*}.json"
+  done
+  run "$TMP/r.log" glue --model_name_or_path "$TMP/m" --train_file "$TMP/train.json" --validation_file "$TMP/dev.json" \
+    --do_train --do_eval --max_seq_length 16 --learning_rate 3e-3 --num_train_epochs 6 --seed 3 --save_strategy no \
+    --ignore_mismatched_sizes --per_device_train_batch_size 16 --output_dir "$TMP/r" --disable_tqdm \
+    || fail "regression run" "$TMP/r.log"
+  [ "$(json "$TMP/r/config.json" 'j["problem_type"] + " " + str(len(j["id2label"]))')" = "regression 1" ] \
+    || fail "config.json is not a 1-label regression: $(cat "$TMP/r/config.json")"
+  # run_glue scores local regression files by mse alone (pearson/spearmanr are stsb's).
+  M=$(json "$TMP/r/eval_results.json" 'j["eval_mse"]')
+  close "$M" 0 0.3 || fail "eval_mse $M > 0.3 (labels 0..3)" "$TMP/r.log"
+  ;;
+ner)
+  model "$TMP/m" token-cls
+  for split in train:500 dev:80 test:30; do
+    awk -v n="${split#*:}" -v seed="${#split}" 'BEGIN { srand(seed); split("cafe resume and the naive", o, " ");
+      for (i = 0; i < n; i++) { m = 3 + int(rand() * 5); t = ""; g = "";
+        for (k = 0; k < m; k++) { r = rand();
+          if (r < 0.2) { x = "hello"; y = "B-PER" } else if (r < 0.35) { x = "istanbul"; y = "B-LOC" }
+          else { x = o[1 + int(rand() * 5)]; y = "O" }
+          t = t (k ? ", " : "") "\"" x "\""; g = g (k ? ", " : "") "\"" y "\"" }
+        print "{\"tokens\": [" t "], \"ner_tags\": [" g "]}" } }' > "$TMP/${split%%:*}.json"
+  done
+  COMMON=(ner --model_name_or_path "$TMP/m" --train_file "$TMP/train.json" --validation_file "$TMP/dev.json"
+          --do_train --do_eval --learning_rate 3e-3 --num_train_epochs 3 --seed 3 --save_strategy no --disable_tqdm
+          --ignore_mismatched_sizes --pad_to_max_length --max_seq_length 24)
+  run "$TMP/one.log" "${COMMON[@]}" --per_device_train_batch_size 16 --do_predict --test_file "$TMP/test.json" \
+    --output_dir "$TMP/one" || fail "coretrain ner" "$TMP/one.log"
+  F1=$(json "$TMP/one/eval_results.json" 'j["eval_f1"]')
+  close "$F1" 1 0.1 || fail "eval_f1 $F1 < 0.9" "$TMP/one.log"
+  [ "$(json "$TMP/one/config.json" 'j["architectures"][0] + " " + str(sorted(j["label2id"]))')" = \
+    "BertForTokenClassification ['B-LOC', 'B-PER', 'O']" ] || fail "config.json: $(cat "$TMP/one/config.json")"
+  [ "$(wc -l < "$TMP/one/predictions.txt")" = 30 ] || fail "predictions.txt: expected 30 lines" "$TMP/one/predictions.txt"
+  json "$TMP/one/predict_results.json" 'j["predict_f1"]' > /dev/null || fail "no predict_f1" "$TMP/one.log"
+  run "$TMP/p1.log" "${COMMON[@]}" --per_device_train_batch_size 16 --output_dir "$TMP/p1" || fail "1 rank" "$TMP/p1.log"
+  run2 "$TMP/p2.log" "${COMMON[@]}" --per_device_train_batch_size 8 --output_dir "$TMP/p2" || fail "2 ranks" "$TMP/p2.log"
+  L1=$(json "$TMP/p1/eval_results.json" 'j["eval_loss"]') L2=$(json "$TMP/p2/eval_results.json" 'j["eval_loss"]')
+  close "$L2" "$L1" 1e-4 || fail "eval_loss: 2 ranks $L2, 1 rank $L1"
+  printf '{"tokens": ["hello", "cafe"], "ner_tags": ["B-PER"]}\n' > "$TMP/short.json"
+  expect_error "$TMP/e1.log" "row 0 has 2 words in \"tokens\" but 1 tags in \"ner_tags\"" "${COMMON[@]}" \
+    --validation_file "$TMP/short.json" --output_dir "$TMP/e1"
+  ;;
+ner_hub)
+  model "$TMP/m" token-cls
+  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
+  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  C="$TMP/hub/datasets/eriktks/conll2003/data"
+  mkdir -p "$C"
+  for s in train validation test; do cp "$HERE/../parquet/data/conll.parquet" "$C/$s-00000-of-00001.parquet"; done
+  "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
+  PIDS="$PIDS $!"
+  for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
+  [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
+  export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
+  run "$TMP/h.log" ner --model_name_or_path "$TMP/m" --dataset_name conll2003 --do_train --do_eval --max_steps 3 \
+    --per_device_train_batch_size 4 --save_strategy no --ignore_mismatched_sizes --return_entity_level_metrics \
+    --output_dir "$TMP/h" || fail "ner --dataset_name conll2003" "$TMP/h.log" "$TMP/hub.log"
+  N=$(json "$TMP/h/config.json" 'len(j["id2label"])')
+  [ "$N" -gt 2 ] || fail "config.json id2label has $N labels, not conll.parquet's ClassLabel names"
+  json "$TMP/h/eval_results.json" 'j["eval_overall_f1"], j["eval_overall_accuracy"]' > /dev/null \
+    || fail "no entity-level metrics" "$TMP/h.log"
+  grep -q "conll2003" "$TMP/h/README.md" || fail "the model card does not name the dataset" "$TMP/h/README.md"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "PASS task_commands $CASE"
