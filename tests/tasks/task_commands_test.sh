@@ -7,6 +7,8 @@
 #     accuracy; and the one-line errors (a label outside the training labels, a bad extension, a checkpoint
 #     with another label count without --ignore_mismatched_sizes).
 #   glue_regression: float labels (a json lines file) train a regression: num_labels 1, eval_mse.
+#   glue_hub: `--task_name MRPC` through the fake Hub (nyu-mll/glue, config mrpc, json lines with ClassLabel names
+#     in the card): the label names reach config.json, mrpc's metrics, predict_results_mrpc.txt, the card.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
@@ -165,6 +167,43 @@ ner_hub)
   json "$TMP/h/eval_results.json" 'j["eval_overall_f1"], j["eval_overall_accuracy"]' > /dev/null \
     || fail "no entity-level metrics" "$TMP/h.log"
   grep -q "conll2003" "$TMP/h/README.md" || fail "the model card does not name the dataset" "$TMP/h/README.md"
+  ;;
+glue_hub)
+  model "$TMP/m" seq-cls
+  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
+  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  # nyu-mll/glue's mrpc config, as json lines with the ClassLabel names in the card's dataset_info.
+  G="$TMP/hub/datasets/nyu-mll/glue"
+  mkdir -p "$G/mrpc"
+  printf -- '---\nconfigs:\n- config_name: mrpc\n  data_files:\n  - split: train\n    path: mrpc/train.jsonl\n%b' \
+    '  - split: validation\n    path: mrpc/validation.jsonl\n  - split: test\n    path: mrpc/test.jsonl\n' > "$G/README.md"
+  printf 'dataset_info:\n- config_name: mrpc\n  features:\n  - name: sentence1\n    dtype: string\n%b%b---\n' \
+    '  - name: sentence2\n    dtype: string\n  - name: label\n    dtype:\n      class_label:\n        names:\n' \
+    "          '0': not_equivalent\n          '1': equivalent\n  - name: idx\n    dtype: int32\n" >> "$G/README.md"
+  for split in train:200 validation:32 test:16; do
+    awk -v n="${split#*:}" -v seed="${#split}" -v test="${split%%:*}" 'BEGIN { srand(seed);
+      split("world cafe resume zurich and the naive istanbul", w, " ");
+      for (i = 0; i < n; i++) { lab = rand() < 0.5; s = "";
+        for (k = 0; k < 4; k++) s = s (k ? " " : "") (lab && k == 1 ? "hello" : w[1 + int(rand() * 8)]);
+        printf "{\"sentence1\": \"%s\", \"sentence2\": \"the cafe\", \"label\": %d, \"idx\": %d}\n", s,
+          test == "test" ? -1 : lab, i } }' > "$G/mrpc/${split%%:*}.jsonl"
+  done
+  "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
+  PIDS="$PIDS $!"
+  for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
+  [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
+  export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
+  run "$TMP/h.log" glue --model_name_or_path "$TMP/m" --task_name MRPC --do_train --do_eval --do_predict \
+    --max_steps 30 --learning_rate 3e-3 --per_device_train_batch_size 16 --max_seq_length 16 --save_strategy no \
+    --output_dir "$TMP/h" || fail "glue --task_name mrpc" "$TMP/h.log" "$TMP/hub.log"
+  [ "$(json "$TMP/h/config.json" 'j["id2label"]["0"] + " " + j["id2label"]["1"] + " " + j["finetuning_task"]')" = \
+    "not_equivalent equivalent mrpc" ] || fail "config.json: $(cat "$TMP/h/config.json")"
+  json "$TMP/h/eval_results.json" 'j["eval_accuracy"], j["eval_f1"], j["eval_combined_score"]' > /dev/null \
+    || fail "no mrpc metrics (accuracy, f1, combined_score)" "$TMP/h.log"
+  [ "$(grep -cE $'^[0-9]+\t(not_equivalent|equivalent)$' "$TMP/h/predict_results_mrpc.txt")" = 16 ] \
+    || fail "predict_results_mrpc.txt" "$TMP/h/predict_results_mrpc.txt"
+  grep -q "dataset:" "$TMP/h/README.md" && grep -q "GLUE MRPC" "$TMP/h/README.md" \
+    || fail "the model card does not name GLUE MRPC" "$TMP/h/README.md"
   ;;
 *) fail "unknown case $CASE" ;;
 esac

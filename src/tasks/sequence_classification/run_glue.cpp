@@ -28,6 +28,7 @@ constexpr const char* kGlueRepo = "nyu-mll/glue";
 struct Source {
   bool hub = false;
   data::DatasetRequest request;
+  std::string hub_flag;  // what errors about the Hub data name: --task_name or --dataset_name
   std::string train_file, validation_file, test_file;
 };
 
@@ -40,6 +41,7 @@ Source data_source(const GlueArguments& a) {
     s.request.config = d.task_name.empty() ? d.dataset_config_name : d.task_name;
     s.request.cache_dir = a.model.cache_dir;
     s.request.token = a.model.token;
+    s.hub_flag = d.task_name.empty() ? "--dataset_name" : "--task_name";
   } else {
     s.train_file = d.train_file;
     s.validation_file = d.validation_file;
@@ -50,7 +52,7 @@ Source data_source(const GlueArguments& a) {
 
 data::DatasetTable read_split(const Source& s, const std::string& hub_split, const std::string& flag,
                               const std::string& file, const train::DistContext& dist) {
-  if (s.hub) return train::read_dataset_split(s.request, hub_split, dist);
+  if (s.hub) return train::read_dataset_split(s.request, hub_split, dist, {}, s.hub_flag);
   return data::read_table_files({file}, flag);
 }
 
