@@ -29,4 +29,5 @@ int run_ner_command(int argc, char** argv) {
 
 }  // namespace
 
-CT_COMMAND("ner", "fine-tune token classification (NER, POS, chunking) with run_ner.py's flags", run_ner_command);
+CT_COMMAND("ner", "fine-tune token classification (NER, POS, chunking) with run_ner.py's flags",
+           run_ner_command);

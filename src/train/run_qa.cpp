@@ -174,8 +174,10 @@ std::string dataset_split_file(const QaArguments& args, const std::string& split
   q.token = args.model.token;
   const FetchedSplit f = fetch_dataset_split(q, split, dist);
   if (f.paths.size() != 1)
-    fail("--dataset_name ", q.name, ": ", f.dataset.repo_id, " split '", split, "' is made of ", f.paths.size(),
-         " files; coretrain qa reads one file per split (pass them merged as --train_file/--validation_file)");
+    fail(
+        "--dataset_name ", q.name, ": ", f.dataset.repo_id, " split '", split, "' is made of ",
+        f.paths.size(),
+        " files; coretrain qa reads one file per split (pass them merged as --train_file/--validation_file)");
   return f.paths[0];
 }
 
@@ -331,8 +333,8 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   const QaTaskSplit train_split(train_ds, d), eval_split(eval_ds, d);
   RunResult result;
   if (t.do_train) {
-    result.train_metrics = runner.train(train_split, t.do_eval ? &eval_split : nullptr, resume,
-                                        train_ds.features.size());
+    result.train_metrics =
+        runner.train(train_split, t.do_eval ? &eval_split : nullptr, resume, train_ds.features.size());
     result.comm_exposed_seconds = runner.comm_exposed_seconds();
   }
   result.world = dist.world;

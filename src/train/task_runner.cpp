@@ -19,7 +19,9 @@ TaskRunner::TaskRunner(const TrainingArguments& t, model::EncoderModel& model,
   if (writer() && std::find(reports.begin(), reports.end(), "tensorboard") != reports.end()) {
     tb_ = std::make_unique<TensorBoardWriter>(t.logging_dir);
     log::info("TensorBoard: ", tb_->path());
-    trainer_.on_log = [this](const nlohmann::json& e) { tensorboard_log(*tb_, e, e.value("step", int64_t{0})); };
+    trainer_.on_log = [this](const nlohmann::json& e) {
+      tensorboard_log(*tb_, e, e.value("step", int64_t{0}));
+    };
   }
 }
 
@@ -65,7 +67,8 @@ nlohmann::json TaskRunner::predict(const TaskSplit& split, const std::string& pr
   return trainer_.predict(split, prefix);
 }
 
-void TaskRunner::report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved) {
+void TaskRunner::report(const std::string& split, const nlohmann::json& printed,
+                        const nlohmann::json& saved) {
   if (writer()) print_metrics(split, printed);
   trainer_.save_metrics(split, saved);
   if (trained_ && split == "eval") trainer_.save_state();

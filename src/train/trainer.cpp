@@ -468,7 +468,8 @@ std::vector<float> Trainer::predict_rows(const TaskSplit& split, double* loss) {
   return rows;
 }
 
-nlohmann::json Trainer::prediction_metrics(const TaskSplit& split, const std::string& prefix, bool write_files) {
+nlohmann::json Trainer::prediction_metrics(const TaskSplit& split, const std::string& prefix,
+                                           bool write_files) {
   const auto t0 = Clock::now();
   double loss = 0;
   const std::vector<float> rows = predict_rows(split, &loss);

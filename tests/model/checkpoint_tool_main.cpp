@@ -158,7 +158,8 @@ int forward_mode(const std::string& dir) {
 
 // A fresh checkpoint of any config.json, HF-initialized from `seed` (what the task commands' tests start
 // from: their scripts, like HF's, need --model_name_or_path).
-int init_mode(const std::string& config_path, const std::string& dir, const std::string& head, uint64_t seed) {
+int init_mode(const std::string& config_path, const std::string& dir, const std::string& head,
+              uint64_t seed) {
   const ModelConfig config = load_config(config_path);
   const HeadKind kind = head_from_name(head);
   EncoderModel model(config, kind, Precision::f32);

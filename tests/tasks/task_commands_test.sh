@@ -9,6 +9,9 @@
 #   glue_regression: float labels (a json lines file) train a regression: num_labels 1, eval_mse.
 #   glue_hub: `--task_name MRPC` through the fake Hub (nyu-mll/glue, config mrpc, json lines with ClassLabel names
 #     in the card): the label names reach config.json, mrpc's metrics, predict_results_mrpc.txt, the card.
+#   classification: run_classification's multi-label path (list labels under --label_column_name tags, two
+#     --text_column_names joined): micro F1 >= 0.9, problem_type, predict_results.txt with Python lists; the
+#     one-line errors of --metric_name, --label_column_name and --remove_splits.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
@@ -204,6 +207,34 @@ glue_hub)
     || fail "predict_results_mrpc.txt" "$TMP/h/predict_results_mrpc.txt"
   grep -q "dataset:" "$TMP/h/README.md" && grep -q "GLUE MRPC" "$TMP/h/README.md" \
     || fail "the model card does not name GLUE MRPC" "$TMP/h/README.md"
+  ;;
+classification)
+  model "$TMP/m" seq-cls
+  # Multi-label: "greet" when the title holds hello, "place" when the body is istanbul; none, one or both.
+  for split in train:500 dev:80 test:20; do
+    awk -v n="${split#*:}" -v seed="${#split}" 'BEGIN { srand(seed); split("cafe resume and the naive zurich", w, " ");
+      for (i = 0; i < n; i++) { a = rand() < 0.5; b = rand() < 0.5;
+        t = (a ? "hello" : w[1 + int(rand() * 6)]) " " w[1 + int(rand() * 6)];
+        l = (a ? "\"greet\"" : "") (a && b ? ", " : "") (b ? "\"place\"" : "");
+        printf "{\"title\": \"%s\", \"body\": \"%s\", \"tags\": [%s]}\n", t, b ? "istanbul" : w[1 + int(rand() * 6)], l } }' \
+      > "$TMP/${split%%:*}.json"
+  done
+  COMMON=(classification --model_name_or_path "$TMP/m" --train_file "$TMP/train.json" --validation_file "$TMP/dev.json"
+          --text_column_names title,body --label_column_name tags --do_train --do_eval --max_seq_length 16
+          --per_device_train_batch_size 16 --learning_rate 5e-3 --num_train_epochs 20 --seed 3 --save_strategy no
+          --disable_tqdm)
+  run "$TMP/c.log" "${COMMON[@]}" --do_predict --test_file "$TMP/test.json" --output_dir "$TMP/c" \
+    || fail "coretrain classification (multi-label)" "$TMP/c.log"
+  F1=$(json "$TMP/c/eval_results.json" 'j["eval_f1"]')
+  close "$F1" 1 0.1 || fail "multi-label eval_f1 $F1 < 0.9" "$TMP/c.log"
+  [ "$(json "$TMP/c/config.json" 'j["problem_type"] + " " + j["id2label"]["0"] + " " + j["id2label"]["1"]')" = \
+    "multi_label_classification greet place" ] || fail "config.json: $(cat "$TMP/c/config.json")"
+  [ "$(grep -cE $'^[0-9]+\t\\[(\'(greet|place)\'(, )?)*\\]$' "$TMP/c/predict_results.txt")" = 20 ] \
+    || fail "predict_results.txt: expected 20 lines of label lists" "$TMP/c/predict_results.txt"
+  expect_error "$TMP/e1.log" "--metric_name bleu: not a metric" "${COMMON[@]}" --metric_name bleu --output_dir "$TMP/e1"
+  expect_error "$TMP/e2.log" "--label_column_name labels: .* has no such column" "${COMMON[@]}" \
+    --label_column_name labels --output_dir "$TMP/e2"
+  expect_error "$TMP/e3.log" "--remove_splits: no split 'extra'" "${COMMON[@]}" --remove_splits extra --output_dir "$TMP/e3"
   ;;
 *) fail "unknown case $CASE" ;;
 esac

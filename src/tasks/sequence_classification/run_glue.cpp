@@ -11,6 +11,7 @@
 #include "tasks/metrics/glue_metric.h"
 #include "tasks/sequence_classification/glue_columns.h"
 #include "tasks/sequence_classification/predict_results.h"
+#include "tasks/sequence_classification/prepared_split.h"
 #include "tasks/sequence_classification/sequence_classification_split.h"
 #include "tasks/sequence_classification/sequence_features.h"
 #include "tasks/table_cells.h"
@@ -118,26 +119,20 @@ std::vector<int64_t> label_ids(const GlueArguments& a, const Labels& l, model::M
     std::string model_labels, dataset_labels;
     for (const auto& h : have) model_labels += (model_labels.empty() ? "" : ", ") + h;
     for (const auto& w : want) dataset_labels += (dataset_labels.empty() ? "" : ", ") + w;
-    log::warn("Your model seems to have been trained with labels, but they don't match the dataset: model "
-              "labels: [",
-              model_labels, "], dataset labels: [", dataset_labels, "].\nIgnoring the model labels as a result.");
+    log::warn(
+        "Your model seems to have been trained with labels, but they don't match the dataset: model "
+        "labels: [",
+        model_labels, "], dataset labels: [", dataset_labels, "].\nIgnoring the model labels as a result.");
   }
   train::set_label_names(config, l.names);
   return ids;
 }
 
-// One split ready for the Trainer: its features and labels, kept alive beside the split that refers to them.
-struct Prepared {
-  SequenceFeatures features;
-  std::unique_ptr<SequenceClassificationSplit> split;
-  int64_t examples = 0;
-};
-
-std::unique_ptr<Prepared> prepare(data::DatasetTable table, int64_t max_samples, const TextColumns& cols,
-                                  const Labels& l, const std::vector<int64_t>& ids, text::HfTokenizer& tok,
-                                  const SequenceClassificationOptions& o, bool with_labels) {
+std::unique_ptr<PreparedSequences> prepare(data::DatasetTable table, int64_t max_samples,
+                                           const TextColumns& cols, const Labels& l,
+                                           const std::vector<int64_t>& ids, text::HfTokenizer& tok,
+                                           const SequenceClassificationOptions& o, bool with_labels) {
   table.keep_first(max_samples);  // HF selects after map; the first n examples either way
-  auto p = std::make_unique<Prepared>();
   const auto first = text_column(table, cols.first);
   std::vector<std::string> second;
   if (cols.second) second = text_column(table, *cols.second);
@@ -146,8 +141,6 @@ std::unique_ptr<Prepared> prepare(data::DatasetTable table, int64_t max_samples,
     texts[i].first = first[i];
     if (cols.second) texts[i].second = second[i];
   }
-  p->features = build_sequence_features(tok, texts, o.max_seq_length);
-  p->examples = table.num_rows();
   std::vector<int64_t> labels;
   std::vector<float> float_labels;
   if (with_labels && table.has_column("label")) {
@@ -174,9 +167,7 @@ std::unique_ptr<Prepared> prepare(data::DatasetTable table, int64_t max_samples,
       }
     }
   }
-  p->split = std::make_unique<SequenceClassificationSplit>(p->features, std::move(labels),
-                                                           std::move(float_labels), o);
-  return p;
+  return prepare_sequences(texts, std::move(labels), std::move(float_labels), tok, o);
 }
 
 }  // namespace
@@ -194,12 +185,13 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   const Source src = data_source(args);
   const bool mnli = d.task_name == "mnli";
   const data::DatasetTable train_table = read_split(src, "train", "--train_file", src.train_file, dist);
-  const TextColumns cols = d.task_name.empty() ? local_text_columns(train_table.table.names)
-                                               : glue_task_columns(d.task_name);
+  const TextColumns cols =
+      d.task_name.empty() ? local_text_columns(train_table.table.names) : glue_task_columns(d.task_name);
   const Labels labels = label_list(args, train_table);
   const int64_t num_labels = labels.regression ? 1 : static_cast<int64_t>(labels.names.size());
   if (!labels.regression && num_labels < 2)
-    fail(train_table.source, ": the label column holds ", num_labels, " distinct value(s); classification needs 2 or more");
+    fail(train_table.source, ": the label column holds ", num_labels,
+         " distinct value(s); classification needs 2 or more");
 
   train::ModelArguments local = train::localize_model_sources(args.model, dist);
   model::ModelConfig config = train::load_task_config(local, num_labels);
@@ -223,7 +215,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   o.task_name = d.task_name;
   o.label_list = labels.names;
 
-  std::unique_ptr<Prepared> train_p;
+  std::unique_ptr<PreparedSequences> train_p;
   if (t.do_train) train_p = prepare(train_table, d.max_train_samples, cols, labels, ids, tok, o, true);
   // (split name on the Hub, the task name its metrics and files carry)
   std::vector<std::pair<std::string, std::string>> eval_sets, predict_sets;
@@ -234,28 +226,30 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
     eval_sets = {{"validation", d.task_name}};
     predict_sets = {{"test", d.task_name}};
   }
-  std::vector<std::unique_ptr<Prepared>> evals, predicts;
+  std::vector<std::unique_ptr<PreparedSequences>> evals, predicts;
   if (t.do_eval)
     for (const auto& [split, task] : eval_sets)
       evals.push_back(prepare(read_split(src, split, "--validation_file", src.validation_file, dist),
                               d.max_eval_samples, cols, labels, ids, tok, o, true));
   if (t.do_predict) {
-    if (!src.hub && src.test_file.empty()) fail("--do_predict: need either a GLUE task or a test file (--test_file)");
+    if (!src.hub && src.test_file.empty())
+      fail("--do_predict: need either a GLUE task or a test file (--test_file)");
     for (const auto& [split, task] : predict_sets) {
       SequenceClassificationOptions po = o;
       po.predict_file_name = glue_predict_file_name(task);
       // run_glue removes the label column before predicting.
-      predicts.push_back(prepare(read_split(src, split, "--test_file", src.test_file, dist), d.max_predict_samples,
-                                 cols, labels, ids, tok, po, false));
+      predicts.push_back(prepare(read_split(src, split, "--test_file", src.test_file, dist),
+                                 d.max_predict_samples, cols, labels, ids, tok, po, false));
     }
   }
 
-  train::TaskRunner runner(t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  train::TaskRunner runner(
+      t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {
-    result.train_metrics = runner.train(*train_p->split, evals.empty() ? nullptr : evals[0]->split.get(), resume,
-                                        train_p->examples);
+    result.train_metrics = runner.train(*train_p->split, evals.empty() ? nullptr : evals[0]->split.get(),
+                                        resume, train_p->examples);
     result.comm_exposed_seconds = runner.comm_exposed_seconds();
   }
   if (t.do_eval) {

@@ -1,11 +1,14 @@
 #include "tasks/sequence_classification/sequence_classification_split.h"
 
+#include "tasks/metrics/evaluate_metric.h"
+
 #include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "tasks/metrics/classification_metrics.h"
+#include "tasks/metrics/evaluate_metric.h"
 #include "tasks/metrics/glue_metric.h"
 #include "tasks/sequence_classification/predict_results.h"
 
@@ -128,7 +131,9 @@ nlohmann::json SequenceClassificationSplit::score(const std::vector<float>& rows
                                                   bool write_files, const std::string& output_dir) const {
   Metrics m;
   if (o_.kind == LabelKind::regression) {
-    if (labelled_) m = glue_regression_metrics(o_.task_name, rows, float_labels_);
+    if (labelled_)
+      m = o_.metric_name.empty() ? glue_regression_metrics(o_.task_name, rows, float_labels_)
+                                 : evaluate_regression_metric(o_.metric_name, rows, float_labels_);
     if (write_files && split == "predict")
       fs::write_file_atomic((std::filesystem::path(output_dir) / o_.predict_file_name).string(),
                             predict_results_regression(rows));
@@ -137,9 +142,11 @@ nlohmann::json SequenceClassificationSplit::score(const std::vector<float>& rows
     if (labelled_) {
       if (o_.kind == LabelKind::multi_label) {
         std::vector<int64_t> cells(float_labels_.begin(), float_labels_.end());
-        m.push_back({"f1", f1_micro_multilabel(pred, cells)});
+        m = evaluate_multilabel_metric(o_.metric_name.empty() ? "f1" : o_.metric_name, pred, cells,
+                                       o_.num_labels);
       } else {
-        m = glue_classification_metrics(o_.task_name, pred, labels_);
+        m = o_.metric_name.empty() ? glue_classification_metrics(o_.task_name, pred, labels_)
+                                   : evaluate_classification_metric(o_.metric_name, pred, labels_);
       }
     }
     if (write_files && split == "predict") {

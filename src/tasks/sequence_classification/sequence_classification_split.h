@@ -24,6 +24,7 @@ struct SequenceClassificationOptions {
   int64_t num_labels = 2;
   LabelKind kind = LabelKind::single_label;
   std::string task_name;                // a GLUE task (its metric), or "" (accuracy / mse / micro f1)
+  std::string metric_name;              // run_classification's --metric_name (evaluate_metric.h), or ""
   std::vector<std::string> label_list;  // id -> name, for the prediction file
   std::string predict_file_name = "predict_results.txt";
 };

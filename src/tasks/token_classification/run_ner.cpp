@@ -51,8 +51,8 @@ std::vector<std::vector<std::string>> tag_keys(const data::DatasetTable& t, cons
 }
 
 struct Labels {
-  std::vector<std::string> list;              // id -> tag
-  std::map<std::string, int64_t> to_id;       // a cell's key -> the id it trains as
+  std::vector<std::string> list;         // id -> tag
+  std::map<std::string, int64_t> to_id;  // a cell's key -> the id it trains as
 };
 
 struct Prepared {
@@ -63,7 +63,8 @@ struct Prepared {
 
 }  // namespace
 
-train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv, const train::DistContext& dist) {
+train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv,
+                         const train::DistContext& dist) {
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
@@ -81,8 +82,9 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   }
   // run_ner reads its columns and features from the train split when training, else the validation split.
   const bool from_train = t.do_train;
-  data::DatasetTable first = from_train ? read_split(src, "train", "--train_file", d.train_file, dist)
-                                        : read_split(src, "validation", "--validation_file", d.validation_file, dist);
+  data::DatasetTable first =
+      from_train ? read_split(src, "train", "--train_file", d.train_file, dist)
+                 : read_split(src, "validation", "--validation_file", d.validation_file, dist);
   const auto& names = first.table.names;
   auto has = [&](const std::string& c) { return std::find(names.begin(), names.end(), c) != names.end(); };
   std::string text_col = d.text_column_name, label_col = d.label_column_name;
@@ -91,7 +93,8 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
     text_col = has("tokens") ? "tokens" : names[0];
   }
   if (label_col.empty()) {
-    if (names.size() < 2 && !has(d.task_name + "_tags")) fail(first.source, ": no label column (--label_column_name)");
+    if (names.size() < 2 && !has(d.task_name + "_tags"))
+      fail(first.source, ": no label column (--label_column_name)");
     label_col = has(d.task_name + "_tags") ? d.task_name + "_tags" : names[1];
   }
 
@@ -142,9 +145,10 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
         if (v >= 0 && v < num_labels) ordered[static_cast<size_t>(v)] = k;
       labels.list = ordered;
     } else {
-      log::warn("Your model seems to have been trained with labels, but they don't match the dataset: model "
-                "labels: ",
-                have.size(), ", dataset labels: ", want.size(), ". Ignoring the model labels as a result.");
+      log::warn(
+          "Your model seems to have been trained with labels, but they don't match the dataset: model "
+          "labels: ",
+          have.size(), ", dataset labels: ", want.size(), ". Ignoring the model labels as a result.");
     }
   }
   train::set_label_names(config, labels.list);
@@ -162,7 +166,8 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   if (max_len <= 0) {  // None: truncation at the tokenizer's model_max_length (else the model's positions)
     const int64_t first_pos =
         config.positions == model::PositionScheme::after_padding_idx ? config.pad_token_id + 1 : 0;
-    max_len = tok.model_max_length() > 0 ? tok.model_max_length() : config.max_position_embeddings - first_pos;
+    max_len =
+        tok.model_max_length() > 0 ? tok.model_max_length() : config.max_position_embeddings - first_pos;
   }
   o.max_seq_length = train::fit_max_seq_length("--max_seq_length", max_len, tok, config);
   o.pad_to_max_length = d.pad_to_max_length;
@@ -201,9 +206,11 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
     eval_p = prepare(from_train ? read_split(src, "validation", "--validation_file", d.validation_file, dist)
                                 : std::move(first),
                      d.max_eval_samples);
-  if (t.do_predict) predict_p = prepare(read_split(src, "test", "--test_file", d.test_file, dist), d.max_predict_samples);
+  if (t.do_predict)
+    predict_p = prepare(read_split(src, "test", "--test_file", d.test_file, dist), d.max_predict_samples);
 
-  train::TaskRunner runner(t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  train::TaskRunner runner(
+      t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {
@@ -226,7 +233,8 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   if (!d.dataset_name.empty()) {
     card.dataset_tag = d.dataset_name;
     card.dataset_arg = d.dataset_config_name;
-    card.dataset = d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
+    card.dataset =
+        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
   }
   runner.write_model_card(card);
   return result;
