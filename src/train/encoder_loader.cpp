@@ -115,9 +115,6 @@ std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m, c
     const std::string weights = model::find_weights_file(m.model_name_or_path);
     const auto report =
         model::load_hf_weights(weights, model->params(), model->params_data(), b.ignore_mismatched_sizes);
-    for (const auto& mm : report.mismatched)
-      log::warn("Some weights were not initialized from the checkpoint at ", m.model_name_or_path,
-                " and are newly initialized because the shapes did not match: ", mm);
     const auto fresh = model::check_missing(report, model->layout().head_param_names());
     if (!fresh.empty()) model->init_weights(seed, fresh);
   } catch (const Error& e) {

@@ -4,7 +4,7 @@
 #   glue: local csv files (sentence1, sentence2, string labels): trains to eval_accuracy >= 0.9; HF's output
 #     folder (config.json names BertForSequenceClassification and the labels, predict_results_None.txt
 #     with label names); then 2 ranks x batch 8 against 1 rank x batch 16: the same eval_loss (1e-4) and
-#     accuracy; and the one-line errors (a label outside the training labels, a bad extension, a checkpoint
+#     accuracy; 2 ranks -> checkpoint -> 1 rank resumes to the straight run's eval_loss; and the one-line errors (a label outside the training labels, a bad extension, a checkpoint
 #     with another label count without --ignore_mismatched_sizes).
 #   glue_regression: float labels (a json lines file) train a regression: num_labels 1, eval_mse.
 #   glue_hub: `--task_name MRPC` through the fake Hub (nyu-mll/glue, config mrpc, json lines with ClassLabel names
@@ -90,6 +90,20 @@ glue)
   close "$L2" "$L1" 1e-4 || fail "eval_loss: 2 ranks $L2, 1 rank $L1"
   [ "$(json "$TMP/p1/eval_results.json" 'j["eval_accuracy"]')" = "$(json "$TMP/p2/eval_results.json" 'j["eval_accuracy"]')" ] \
     || fail "eval_accuracy differs between 1 and 2 ranks"
+  # Resume at another world size: 2 ranks x 8 save checkpoint-10, then 1 rank x 16 resumes it to step 20 and
+  # lands where 20 straight steps of 1 rank x 16 land (a constant schedule, so the first run's max_steps does
+  # not shape the second's).
+  R=(--lr_scheduler_type constant --save_strategy steps --save_steps 10 --logging_steps 5)
+  run2 "$TMP/a.log" "${COMMON[@]}" "${R[@]}" --per_device_train_batch_size 8 --max_steps 10 --output_dir "$TMP/res" \
+    || fail "2 ranks to checkpoint-10" "$TMP/a.log"
+  [ -d "$TMP/res/checkpoint-10" ] || fail "no checkpoint-10" "$TMP/a.log"
+  run "$TMP/b.log" "${COMMON[@]}" "${R[@]}" --per_device_train_batch_size 16 --max_steps 20 --output_dir "$TMP/res" \
+    || fail "1 rank resuming checkpoint-10" "$TMP/b.log"
+  grep -q "checkpoint-10" "$TMP/b.log" || fail "the second run did not say it resumes checkpoint-10" "$TMP/b.log"
+  run "$TMP/c.log" "${COMMON[@]}" "${R[@]}" --per_device_train_batch_size 16 --max_steps 20 --output_dir "$TMP/straight" \
+    || fail "1 rank, 20 steps" "$TMP/c.log"
+  L1=$(json "$TMP/straight/eval_results.json" 'j["eval_loss"]') L2=$(json "$TMP/res/eval_results.json" 'j["eval_loss"]')
+  close "$L2" "$L1" 1e-4 || fail "resumed eval_loss $L2, straight $L1" "$TMP/b.log"
   # Errors.
   printf 'sentence1,sentence2,label\nhello world,cafe,maybe\n' > "$TMP/badlabel.csv"
   expect_error "$TMP/e1.log" "label 'maybe' is not among the training labels" "${COMMON[@]}" \
