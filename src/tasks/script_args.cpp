@@ -40,4 +40,10 @@ void validate_common(train::ModelArguments& model, train::TrainingArguments& tra
   train::validate_training_args(training, notes);
 }
 
+void add_debug_flags(train::ArgParser& p, std::string& dump_eval_features) {
+  p.add("dump_eval_features", &dump_eval_features,
+        "coretrain debug: write each eval feature's model inputs and labels to FILE (JSON), for checking against "
+        "another implementation");
+}
+
 }  // namespace ct::tasks

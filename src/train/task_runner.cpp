@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "model/config.h"
 #include "train/checkpoint.h"
+#include "train/dump_features.h"
 #include "train/report.h"
 #include "train/run_setup.h"
 
@@ -72,6 +74,12 @@ void TaskRunner::report(const std::string& split, const nlohmann::json& printed,
   if (writer()) print_metrics(split, printed);
   trainer_.save_metrics(split, saved);
   if (trained_ && split == "eval") trainer_.save_state();
+}
+
+void TaskRunner::dump_eval_features(const std::string& path, const TaskSplit* eval) {
+  if (path.empty()) return;
+  if (!eval) fail("--dump_eval_features: needs --do_eval");
+  if (writer()) train::dump_eval_features(path, *eval, t_.per_device_eval_batch_size);
 }
 
 void TaskRunner::write_model_card(const ModelCardInfo& card) {

@@ -51,6 +51,8 @@ class TaskRunner {
   // log entries).
   void report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved);
   void report(const std::string& split, const nlohmann::json& m) { report(split, m, m); }
+  // --dump_eval_features: the split's eval features to `path` (world process zero); fails without --do_eval.
+  void dump_eval_features(const std::string& path, const TaskSplit* eval);
   // README.md in output_dir (world process zero).
   void write_model_card(const ModelCardInfo& card);
 

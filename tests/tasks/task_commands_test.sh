@@ -24,10 +24,10 @@ TOOL=$3
 export MASTER_ADDR=127.0.0.1
 
 # A tiny BERT checkpoint with a HEAD and the fixture tokenizer.
-model() {  # model DIR HEAD
+model() {  # model DIR HEAD [POSITIONS]
   mkdir -p "$1"
-  printf '{"model_type":"bert","vocab_size":391,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":2,%s}\n' \
-    '"intermediate_size":64,"max_position_embeddings":64,"type_vocab_size":2' > "$TMP/config.json"
+  printf '{"model_type":"bert","vocab_size":391,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":2,%s%s}\n' \
+    '"intermediate_size":64,"type_vocab_size":2,"max_position_embeddings":' "${3:-64}" > "$TMP/config.json"
   "$TOOL" init "$TMP/config.json" "$1" "$2" 7 || fail "ct_checkpoint_tool init $2"
   cp "$HERE/../text/data/tokenizers/bert.json" "$1/tokenizer.json"
 }
@@ -186,7 +186,8 @@ ner_hub)
   grep -q "conll2003" "$TMP/h/README.md" || fail "the model card does not name the dataset" "$TMP/h/README.md"
   ;;
 glue_hub)
-  model "$TMP/m" seq-cls
+  # The issue's seed-style command, with the model and GLUE both from the fake Hub, under mpiexec -n 2.
+  model "$TMP/hub/google-bert/bert-base-cased" seq-cls 130
   unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
   export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
   # nyu-mll/glue's mrpc config, as json lines with the ClassLabel names in the card's dataset_info.
@@ -210,9 +211,10 @@ glue_hub)
   for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
   [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
   export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
-  run "$TMP/h.log" glue --model_name_or_path "$TMP/m" --task_name MRPC --do_train --do_eval --do_predict \
-    --max_steps 30 --learning_rate 3e-3 --per_device_train_batch_size 16 --max_seq_length 16 --save_strategy no \
-    --output_dir "$TMP/h" || fail "glue --task_name mrpc" "$TMP/h.log" "$TMP/hub.log"
+  run2 "$TMP/h.log" glue --model_name_or_path google-bert/bert-base-cased --task_name MRPC --do_train --do_eval \
+    --max_seq_length 128 --per_device_train_batch_size 32 --learning_rate 2e-5 --num_train_epochs 3 \
+    --output_dir "$TMP/h" --no_cuda --ddp_backend ccl --do_predict || fail "glue --task_name mrpc" "$TMP/h.log" "$TMP/hub.log"
+  [ "$(json "$TMP/h/trainer_state.json" 'j["global_step"]')" = 12 ] || fail "expected 3 epochs of 4 steps" "$TMP/h.log"
   [ "$(json "$TMP/h/config.json" 'j["id2label"]["0"] + " " + j["id2label"]["1"] + " " + j["finetuning_task"]')" = \
     "not_equivalent equivalent mrpc" ] || fail "config.json: $(cat "$TMP/h/config.json")"
   json "$TMP/h/eval_results.json" 'j["eval_accuracy"], j["eval_f1"], j["eval_combined_score"]' > /dev/null \

@@ -294,6 +294,7 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {

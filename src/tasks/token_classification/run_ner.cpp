@@ -211,6 +211,7 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {
