@@ -42,7 +42,8 @@ void validate_common(train::ModelArguments& model, train::TrainingArguments& tra
 
 void add_debug_flags(train::ArgParser& p, std::string& dump_eval_features) {
   p.add("dump_eval_features", &dump_eval_features,
-        "coretrain debug: write each eval feature's model inputs and labels to FILE (JSON), for checking against "
+        "coretrain debug: write each eval feature's model inputs and labels to FILE (JSON), for checking "
+        "against "
         "another implementation");
 }
 

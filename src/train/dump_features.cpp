@@ -19,22 +19,25 @@ void dump_eval_features(const std::string& path, const TaskSplit& split, int64_t
     std::vector<int64_t> start(static_cast<size_t>(b.B) + 1, 0);
     for (int64_t r = 0; r < b.B; ++r)
       start[static_cast<size_t>(r) + 1] = start[static_cast<size_t>(r)] + (b.seq_lens ? b.seq_lens[r] : b.T);
-    const int64_t tokens = start.back();
     auto slice = [&](const int32_t* v, int64_t r) {
       if (!v) return nlohmann::json();
-      return nlohmann::json(std::vector<int32_t>(v + start[static_cast<size_t>(r)], v + start[static_cast<size_t>(r) + 1]));
+      return nlohmann::json(
+          std::vector<int32_t>(v + start[static_cast<size_t>(r)], v + start[static_cast<size_t>(r) + 1]));
     };
     const int64_t per_feature = b.num_choices > 0 ? b.num_choices : 1;
-    // Token-level tasks label every token position; sequence-level ones label each row once.
-    const bool per_token = tokens != b.B;
+    const bool per_token = split.token_labels();
     for (int64_t f = 0; f < b.B / per_feature; ++f) {
       nlohmann::json rows = nlohmann::json::array();
       for (int64_t c = 0; c < per_feature; ++c) {
         const int64_t r = f * per_feature + c;
-        nlohmann::json row = {{"input_ids", slice(b.input_ids, r)}, {"token_type_ids", slice(b.token_type_ids, r)}};
-        row["attention_mask"] = b.attention_mask ? slice(b.attention_mask, r)
-                                                 : nlohmann::json(std::vector<int32_t>(static_cast<size_t>(
-                                                       start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)]), 1));
+        nlohmann::json row = {{"input_ids", slice(b.input_ids, r)},
+                              {"token_type_ids", slice(b.token_type_ids, r)}};
+        row["attention_mask"] =
+            b.attention_mask
+                ? slice(b.attention_mask, r)
+                : nlohmann::json(std::vector<int32_t>(
+                      static_cast<size_t>(start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)]),
+                      1));
         if (b.labels && b.num_choices == 0)
           row["labels"] = per_token ? slice(b.labels, r) : nlohmann::json(b.labels[r]);
         rows.push_back(std::move(row));

@@ -58,6 +58,9 @@ class TaskSplit {
   // (QA's eval features have none, as run_qa's).
   virtual bool has_labels() const { return false; }
 
+  // Whether collated labels are per token (token classification, masked LM) rather than one per row.
+  virtual bool token_labels() const { return false; }
+
   // Evaluation. Each feature's predictions are prediction_width() floats; prediction_rows writes a collated
   // batch's rows (batch order) from the logits of its forward (EncoderModel::logits()).
   virtual int64_t prediction_width() const = 0;

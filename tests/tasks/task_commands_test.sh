@@ -70,7 +70,10 @@ glue)
           --do_train --do_eval --max_seq_length 32 --learning_rate 3e-3 --num_train_epochs 4 --seed 3
           --logging_steps 10 --save_strategy no --disable_tqdm)
   run "$TMP/one.log" "${COMMON[@]}" --per_device_train_batch_size 16 --do_predict --test_file "$TMP/test.csv" \
-    --output_dir "$TMP/one" || fail "coretrain glue" "$TMP/one.log"
+    --dump_eval_features "$TMP/feats.json" --output_dir "$TMP/one" || fail "coretrain glue" "$TMP/one.log"
+  # --dump_eval_features: every eval feature, padded to max_seq_length, with its class id.
+  [ "$(json "$TMP/feats.json" 'str(len(j["features"])) + " " + str(sorted({len(f["input_ids"]) for f in j["features"]})) + " " + str(sorted({f["labels"] for f in j["features"]}))')" = \
+    "96 [32] [0, 1]" ] || fail "--dump_eval_features: $(head -c 300 "$TMP/feats.json")"
   ACC=$(json "$TMP/one/eval_results.json" 'j["eval_accuracy"]')
   close "$ACC" 1 0.1 || fail "eval_accuracy $ACC < 0.9" "$TMP/one.log"
   for f in config.json model.safetensors tokenizer.json train_results.json eval_results.json all_results.json \
@@ -149,7 +152,10 @@ ner)
           --do_train --do_eval --learning_rate 3e-3 --num_train_epochs 3 --seed 3 --save_strategy no --disable_tqdm
           --ignore_mismatched_sizes --pad_to_max_length --max_seq_length 24)
   run "$TMP/one.log" "${COMMON[@]}" --per_device_train_batch_size 16 --do_predict --test_file "$TMP/test.json" \
-    --output_dir "$TMP/one" || fail "coretrain ner" "$TMP/one.log"
+    --dump_eval_features "$TMP/feats.json" --output_dir "$TMP/one" || fail "coretrain ner" "$TMP/one.log"
+  # --dump_eval_features: per-token labels, -100 at the special tokens and padding.
+  [ "$(json "$TMP/feats.json" 'str(len(j["features"])) + " " + str(all(len(f["labels"]) == len(f["input_ids"]) == 24 and f["labels"][0] == -100 for f in j["features"]))')" = \
+    "80 True" ] || fail "--dump_eval_features: $(head -c 300 "$TMP/feats.json")"
   F1=$(json "$TMP/one/eval_results.json" 'j["eval_f1"]')
   close "$F1" 1 0.1 || fail "eval_f1 $F1 < 0.9" "$TMP/one.log"
   [ "$(json "$TMP/one/config.json" 'j["architectures"][0] + " " + str(sorted(j["label2id"]))')" = \

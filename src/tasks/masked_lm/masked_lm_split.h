@@ -37,6 +37,7 @@ class MaskedLmSplit : public train::TaskSplit {
   train::CollatedBatch collate(std::span<const int64_t> features, bool labels) const override;
   train::CollatedBatch collate(std::span<const int64_t> features, bool labels,
                                const train::BatchKey& key) const override;
+  bool token_labels() const override { return true; }
   bool has_labels() const override { return true; }
 
   int64_t prediction_width() const override { return o_.max_seq_length; }

@@ -32,6 +32,7 @@ class TokenClassificationSplit : public train::TaskSplit {
   int64_t max_seq_length() const override { return o_.max_seq_length; }
   bool packed() const override { return !o_.pad_to_max_length; }
   train::CollatedBatch collate(std::span<const int64_t> features, bool labels) const override;
+  bool token_labels() const override { return true; }
   bool has_labels() const override { return !features_.labels.empty(); }
 
   int64_t prediction_width() const override { return o_.max_seq_length; }
