@@ -7,8 +7,10 @@ namespace ct::model {
 double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths) {
   const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
   const double layers = static_cast<double>(c.num_hidden_layers);
-  // Per token and layer: QKV (H x 3H), attention output (H x H), FFN in and out (H x I twice); the head 2H.
-  const double per_token = layers * (2 * H * 3 * H + 2 * H * H + 2 * 2 * H * I) + 2 * H * 2;
+  // Per token and layer: QKV (H x 3H), attention output (H x H), FFN in and out (H x I twice; ModernBERT's
+  // GeGLU input projection is H x 2I); the head 2H.
+  const double ffn = c.is_modernbert() ? 2 * H * 2 * I + 2 * I * H : 2 * 2 * H * I;
+  const double per_token = layers * (2 * H * 3 * H + 2 * H * H + ffn) + 2 * H * 2;
   double total = 0;
   for (int64_t len : lengths) {
     const double L = static_cast<double>(len);
@@ -37,7 +39,7 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
       total += seqs * (2 * H * H + 2 * H);
       break;
     case HeadKind::token_classification:
-      total += tokens * 2 * H * labels;
+      total += tokens * 2 * H * labels + (c.is_modernbert() ? tokens * 2 * H * H : 0.0);  // its head.dense
       break;
     case HeadKind::masked_lm: {
       const double W = c.is_electra() ? E : H;

@@ -1,0 +1,325 @@
+// ModernBERT (model_type "modernbert") against the plain-PyTorch reference (scripts/golden_modernbert.py:
+// 3 layers global/local/global, local_attention 4 at T 12 so the band matters, rotary on both thetas):
+// logits, loss and every parameter gradient for cls- and mean-pooled sequence classification, token
+// classification and masked LM, padded and packed, f32 and bf16; the config's reader/writer and refusals;
+// the slab's HF names; HF's truncated-normal init.
+//
+// Error measure as in encoder_heads_test: per tensor max|ours - golden| / max(max|golden|, floor), floor =
+// 1e-2 x the largest gradient magnitude of the model (logits: of the logits).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "golden_util.h"
+#include "model/config.h"
+#include "model/encoder_model.h"
+#include "model/safetensors.h"
+
+namespace ct::model {
+namespace {
+
+constexpr double kF32Bound = 1e-4;
+constexpr double kBf16VsTorchBound = 0.15;
+constexpr double kBf16VsExactBound = 0.08;
+
+struct MbGolden {
+  std::string stem;
+  ModelConfig config;
+  HeadKind head = HeadKind::sequence_classification;
+  int64_t B = 0, T = 0;
+  std::vector<int32_t> ids, mask, labels;
+  SafetensorsFile file;
+};
+
+MbGolden load_mb_golden(const std::string& stem) {
+  const std::string path = golden_path(stem);
+  MbGolden g{stem, {}, HeadKind::sequence_classification, 0, 0, {}, {}, {}, SafetensorsFile::open(path)};
+  g.config = config_from_json(nlohmann::json::parse(g.file.metadata().at("config")), path);
+  g.head = head_from_name(g.file.metadata().at("head"));
+  const SafetensorInfo& ids = g.file.at("input.input_ids");
+  g.B = ids.shape.at(0);
+  g.T = ids.shape.at(1);
+  g.ids = read_i32(g.file, "input.input_ids");
+  g.mask = read_i32(g.file, "input.attention_mask");
+  g.labels = read_i32(g.file, "input.labels");
+  return g;
+}
+
+struct Inputs {
+  std::vector<int32_t> ids, labels, seq_lens;
+  Batch batch;
+};
+
+// The golden batch padded, or packed: each feature's real tokens end to end.
+Inputs inputs_of(const MbGolden& g, bool packed) {
+  Inputs in;
+  const bool per_token = g.head != HeadKind::sequence_classification;
+  if (!packed) {
+    in.ids = g.ids;
+    in.labels = g.labels;
+  } else {
+    for (int64_t b = 0; b < g.B; ++b) {
+      int32_t len = 0;
+      for (int64_t t = 0; t < g.T; ++t) len += g.mask[b * g.T + t];
+      in.seq_lens.push_back(len);
+      for (int64_t t = 0; t < len; ++t) {
+        in.ids.push_back(g.ids[b * g.T + t]);
+        if (per_token) in.labels.push_back(g.labels[b * g.T + t]);
+      }
+    }
+    if (!per_token) in.labels = g.labels;
+  }
+  Batch& b = in.batch;
+  b.B = g.B;
+  b.T = g.T;
+  b.input_ids = in.ids.data();
+  b.attention_mask = packed ? nullptr : g.mask.data();
+  b.seq_lens = packed ? in.seq_lens.data() : nullptr;
+  b.labels = in.labels.data();
+  return in;
+}
+
+// The golden logits in our layout: token classification packed keeps the real tokens' rows; the masked LM
+// golden already holds the labelled rows only.
+std::vector<float> expected_logits(const MbGolden& g, const std::vector<float>& ref, bool packed) {
+  if (g.head != HeadKind::token_classification || !packed) return ref;
+  const int64_t width = static_cast<int64_t>(ref.size()) / (g.B * g.T);
+  std::vector<float> out;
+  for (int64_t i = 0; i < g.B * g.T; ++i)
+    if (g.mask[i] == 1) out.insert(out.end(), ref.begin() + i * width, ref.begin() + (i + 1) * width);
+  return out;
+}
+
+void load_params(EncoderModel& m, const MbGolden& g) {
+  float* slab = m.params_data();
+  int64_t n_ref = 0;
+  for (const auto& t : g.file.tensors()) n_ref += t.name.rfind("param.", 0) == 0;
+  EXPECT_EQ(n_ref, static_cast<int64_t>(m.params().size())) << g.stem;
+  for (const ParamInfo& p : m.params()) {
+    const SafetensorInfo* t = g.file.find("param." + p.name);
+    ASSERT_NE(t, nullptr) << g.stem << ": no " << p.name;
+    ASSERT_EQ(t->shape, p.shape) << p.name;
+    g.file.read_f32(*t, slab + p.offset);
+  }
+}
+
+void compare(const std::string& what, const MbGolden& g, const EncoderModel& m, const std::string& pre,
+             float loss, bool packed, double bound, bool gradients = true) {
+  const double floor_frac = 1e-2;
+  const float ref_loss = g.file.read_f32(pre + "loss").at(0);
+  EXPECT_LE(std::fabs(loss - ref_loss) / std::fabs(ref_loss), bound)
+      << what << " loss " << loss << " vs " << ref_loss;
+  const auto ref_logits = expected_logits(g, g.file.read_f32(pre + "logits"), packed);
+  ASSERT_EQ(m.logits().size(), ref_logits.size()) << what;
+  const double e_logits =
+      rel_err(m.logits().data(), ref_logits,
+              floor_frac * max_abs(ref_logits.data(), static_cast<int64_t>(ref_logits.size())));
+  EXPECT_LE(e_logits, bound) << what << " logits";
+  if (!gradients) {
+    std::printf("[golden %s vs %s] loss %.7f vs %.7f, logits rel err %.2e\n", what.c_str(), pre.c_str(), loss,
+                ref_loss, e_logits);
+    return;
+  }
+  double scale = 0;
+  std::map<std::string, std::vector<float>> ref;
+  for (const ParamInfo& p : m.params()) {
+    ASSERT_NE(g.file.find(pre + "grad." + p.name), nullptr) << what << ": the reference has no " << p.name;
+    ref[p.name] = g.file.read_f32(pre + "grad." + p.name);
+    scale = std::max(scale, max_abs(ref[p.name].data(), p.numel()));
+  }
+  double worst = 0;
+  std::string worst_name;
+  for (const ParamInfo& p : m.params()) {
+    const double e = rel_err(m.grads_data() + p.offset, ref[p.name], floor_frac * scale);
+    EXPECT_LE(e, bound) << what << " vs " << pre << "grad." << p.name;
+    if (e > worst) worst = e, worst_name = p.name;
+  }
+  std::printf("[golden %s vs %s] loss %.7f vs %.7f, logits rel err %.2e, worst grad rel err %.2e (%s)\n",
+              what.c_str(), pre.c_str(), loss, ref_loss, e_logits, worst, worst_name.c_str());
+}
+
+void check(const std::string& stem, Precision precision, bool packed) {
+  const MbGolden g = load_mb_golden(stem);
+  EncoderModel m(g.config, g.head, precision);
+  load_params(m, g);
+  Inputs in = inputs_of(g, packed);
+  const float loss = m.forward(in.batch, StepOptions{false, 1, 0, {}});
+  m.backward();
+  const std::string what =
+      stem + (precision == Precision::f32 ? " f32" : " bf16") + (packed ? " packed" : "");
+  if (precision == Precision::f32) {
+    compare(what, g, m, "f32.", loss, packed, kF32Bound);
+  } else {
+    compare(what, g, m, "bf16.", loss, packed, kBf16VsTorchBound, /*gradients=*/false);
+    compare(what, g, m, "f32.", loss, packed, kBf16VsExactBound);
+  }
+}
+
+const char* const kStems[] = {"modernbert_seq-cls", "modernbert_seq-cls-mean", "modernbert_token-cls",
+                              "modernbert_mlm"};
+
+TEST(ModernBert, F32MatchesTheReferencePadded) {
+  for (const char* stem : kStems) check(stem, Precision::f32, false);
+}
+
+TEST(ModernBert, F32MatchesTheReferencePacked) {
+  for (const char* stem : kStems) check(stem, Precision::f32, true);
+}
+
+TEST(ModernBert, Bf16StaysCloseToTheReference) {
+  for (const char* stem : kStems) {
+    check(stem, Precision::bf16, false);
+    check(stem, Precision::bf16, true);
+  }
+}
+
+// ModernBERT-base's config.json as the Hub has it.
+nlohmann::json hub_base_config() {
+  return nlohmann::json::parse(R"({
+    "architectures": ["ModernBertForMaskedLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 50281, "classifier_activation": "gelu", "classifier_bias": false, "classifier_dropout": 0.0,
+    "classifier_pooling": "mean", "cls_token_id": 50281, "decoder_bias": true, "deterministic_flash_attn": false,
+    "embedding_dropout": 0.0, "eos_token_id": 50282, "global_attn_every_n_layers": 3, "global_rope_theta": 160000.0,
+    "gradient_checkpointing": false, "hidden_activation": "gelu", "hidden_size": 768,
+    "initializer_cutoff_factor": 2.0, "initializer_range": 0.02, "intermediate_size": 1152,
+    "layer_norm_eps": 1e-05, "local_attention": 128, "local_rope_theta": 10000.0, "max_position_embeddings": 8192,
+    "mlp_bias": false, "mlp_dropout": 0.0, "model_type": "modernbert", "norm_bias": false, "norm_eps": 1e-05,
+    "num_attention_heads": 12, "num_hidden_layers": 22, "pad_token_id": 50283, "position_embedding_type": "absolute",
+    "reference_compile": true, "sep_token_id": 50282, "sparse_pred_ignore_index": -100, "sparse_prediction": false,
+    "torch_dtype": "float32", "transformers_version": "4.48.0.dev0", "vocab_size": 50368})");
+}
+
+TEST(ModernBert, HubConfigLoadsAndRoundTrips) {
+  const ModelConfig c = config_from_json(hub_base_config(), "base/config.json");
+  EXPECT_TRUE(c.is_modernbert());
+  EXPECT_EQ(c.hidden_size, 768);
+  EXPECT_EQ(c.num_hidden_layers, 22);
+  EXPECT_EQ(c.intermediate_size, 1152);
+  EXPECT_EQ(c.global_attn_every_n_layers, 3);
+  EXPECT_EQ(c.local_attention, 128);
+  EXPECT_EQ(c.global_rope_theta, 160000.0);
+  EXPECT_EQ(c.local_rope_theta, 10000.0);
+  EXPECT_EQ(c.classifier_pooling, "mean");
+  EXPECT_EQ(c.pad_token_id, 50283);
+  EXPECT_DOUBLE_EQ(c.layer_norm_eps, 1e-5);
+  EXPECT_EQ(head_from_architectures(c, HeadKind::span), HeadKind::masked_lm);
+  const auto j = nlohmann::json::parse(config_to_json(c, HeadKind::sequence_classification));
+  EXPECT_EQ(j.at("architectures")[0], "ModernBertForSequenceClassification");
+  EXPECT_EQ(j.at("bos_token_id"), 50281);  // unknown fields round-trip
+  EXPECT_EQ(j.at("norm_bias"), false);
+  const ModelConfig back = config_from_json(j, "saved/config.json");
+  EXPECT_EQ(back.hidden_size, c.hidden_size);
+  EXPECT_EQ(back.local_attention, c.local_attention);
+  EXPECT_EQ(back.global_rope_theta, c.global_rope_theta);
+  EXPECT_EQ(back.classifier_pooling, c.classifier_pooling);
+  EXPECT_EQ(back.intermediate_size, c.intermediate_size);
+  EXPECT_EQ(back.hidden_act, c.hidden_act);
+  EXPECT_EQ(back.num_labels, 2);
+  // Base (22 layers, every third global) has 149,014,272 parameters without a head (HF's count of
+  // ModernBertModel); the MLM head adds head.dense, head.norm and decoder.bias.
+  const ParamLayout lay = make_param_layout(c, HeadKind::masked_lm);
+  EXPECT_EQ(lay.head.begin, 149014272);
+  EXPECT_EQ(lay.total - lay.head.begin, 768 * 768 + 768 + 50368);
+}
+
+TEST(ModernBert, NewerConfigFieldsMustAgree) {
+  auto j = hub_base_config();
+  j["num_hidden_layers"] = 4;
+  j["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention", "full_attention"};
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 80000.0}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 5000.0}}}};
+  const ModelConfig c = config_from_json(j, "new/config.json");
+  EXPECT_EQ(c.global_rope_theta, 80000.0);
+  EXPECT_EQ(c.local_rope_theta, 5000.0);
+  j["layer_types"][1] = "full_attention";
+  EXPECT_THROW(config_from_json(j, "new/config.json"), Error);
+}
+
+TEST(ModernBert, UnsupportedOptionsAreRefusedNamingTheField) {
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {
+      {"local_attention", 127},         {"norm_bias", true},
+      {"attention_bias", true},         {"mlp_bias", true},
+      {"classifier_bias", true},        {"decoder_bias", false},
+      {"classifier_pooling", "max"},    {"hidden_activation", "swish"},
+      {"tie_word_embeddings", false},   {"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}},
+      {"global_attn_every_n_layers", 0}};
+  for (const auto& [field, value] : cases) {
+    auto j = hub_base_config();
+    j[field] = value;
+    try {
+      config_from_json(j, "bad/config.json");
+      ADD_FAILURE() << field << ": accepted";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(field), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+  const ModelConfig c = config_from_json(hub_base_config(), "base/config.json");
+  EXPECT_THROW(EncoderModel(c, HeadKind::span, Precision::f32), Error);
+}
+
+TEST(ModernBert, InitIsHfTruncatedNormalWithPerModuleStd) {
+  auto j = hub_base_config();
+  j["hidden_size"] = 64;
+  j["num_hidden_layers"] = 2;
+  j["num_attention_heads"] = 4;
+  j["intermediate_size"] = 96;
+  j["vocab_size"] = 500;
+  j["id2label"] = {{"0", "a"}, {"1", "b"}, {"2", "c"}};
+  const ModelConfig c = config_from_json(j, "init/config.json");
+  EncoderModel m(c, HeadKind::sequence_classification, Precision::f32);
+  m.init_weights(7);
+  const double out_std = 0.02 / std::sqrt(4.0);
+  for (const ParamInfo& p : m.params()) {
+    const float* w = m.params_data() + p.offset;
+    const int64_t n = p.numel();
+    if (p.name.find("norm.weight") != std::string::npos) {
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(w[i], 1.0f) << p.name;
+      continue;
+    }
+    if (p.name == "classifier.bias") {
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(w[i], 0.0f) << p.name;
+      continue;
+    }
+    double sd = 0.02;
+    if (p.name.find("Wo.weight") != std::string::npos || p.name == "head.dense.weight") sd = out_std;
+    if (p.name == "classifier.weight") sd = 1.0 / 8.0;
+    double s2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_LE(std::fabs(w[i]), 2.0 * sd * (1 + 1e-6)) << p.name;
+      s2 += static_cast<double>(w[i]) * w[i];
+    }
+    // A normal truncated at 2 sigma has std 0.880 sigma.
+    const double got = std::sqrt(s2 / static_cast<double>(n));
+    EXPECT_NEAR(got / sd, 0.880, n > 1000 ? 0.05 : 0.3) << p.name;
+  }
+  // Same values again for the same seed.
+  std::vector<float> first(m.params_data(), m.params_data() + m.num_params());
+  m.init_weights(7);
+  EXPECT_EQ(0, std::memcmp(first.data(), m.params_data(), first.size() * sizeof(float)));
+}
+
+TEST(ModernBert, InferenceWithoutActivationsMatchesTraining) {
+  const MbGolden g = load_mb_golden("modernbert_token-cls");
+  EncoderModel m(g.config, g.head, Precision::f32);
+  load_params(m, g);
+  Inputs in = inputs_of(g, false);
+  const float loss = m.forward(in.batch, StepOptions{false, 1, 0, {}});
+  const std::vector<float> logits = m.logits();
+  StepOptions eval{false, 1, 0, {}};
+  eval.keep_activations = false;
+  EncoderModel m2(g.config, g.head, Precision::f32);
+  load_params(m2, g);
+  EXPECT_EQ(m2.forward(in.batch, eval), loss);
+  EXPECT_EQ(m2.logits(), logits);
+  EXPECT_THROW(m2.backward(), Error);
+}
+
+}  // namespace
+}  // namespace ct::model
