@@ -7,15 +7,18 @@
 // Error measure as in encoder_heads_test: per tensor max|ours - golden| / max(max|golden|, floor), floor =
 // 1e-2 x the largest gradient magnitude of the model (logits: of the logits).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "golden_util.h"
+#include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/encoder_model.h"
 #include "model/safetensors.h"
@@ -323,6 +326,84 @@ TEST(ModernBert, InferenceWithoutActivationsMatchesTraining) {
   EXPECT_EQ(m2.forward(in.batch, eval), loss);
   EXPECT_EQ(m2.logits(), logits);
   EXPECT_THROW(m2.backward(), Error);
+}
+
+// Every dropout on (embeddings, attention probabilities and output, the MLP, the classifier): packed and
+// padded training steps draw the same masks for the same tokens, so their logits, loss and gradients agree;
+// the per-row keys make a feature's masks independent of the batch it is in.
+TEST(ModernBert, TrainModeDropoutGivesPackedThePaddedResult) {
+  MbGolden g = load_mb_golden("modernbert_token-cls");
+  g.config.hidden_dropout_prob = 0.1;
+  g.config.attention_probs_dropout_prob = 0.1;
+  g.config.mlp_dropout = 0.1;
+  g.config.classifier_dropout = 0.1;
+  for (bool row_keys : {false, true}) {
+    StepOptions o{true, 17, 3, {}};
+    if (row_keys) o.row_keys = {40, 7, 123};
+    EncoderModel pad(g.config, g.head, Precision::f32), pk(g.config, g.head, Precision::f32);
+    load_params(pad, g);
+    load_params(pk, g);
+    Inputs ip = inputs_of(g, false), iq = inputs_of(g, true);
+    const float lp = pad.forward(ip.batch, o), lq = pk.forward(iq.batch, o);
+    EXPECT_NEAR(lp, lq, 1e-5f) << "row_keys=" << row_keys;
+    EXPECT_GT(std::fabs(lp - g.file.read_f32("f32.loss").at(0)), 1e-4) << "dropout changed nothing";
+    const auto expect = expected_logits(g, pad.logits(), true);
+    ASSERT_EQ(expect.size(), pk.logits().size());
+    for (size_t i = 0; i < expect.size(); ++i) EXPECT_NEAR(pk.logits()[i], expect[i], 1e-5f) << i;
+    pad.backward();
+    pk.backward();
+    for (const ParamInfo& p : pad.params())
+      for (int64_t i = 0; i < p.numel(); ++i)
+        ASSERT_NEAR(pk.grads_data()[p.offset + i], pad.grads_data()[p.offset + i], 1e-5f)
+            << p.name << " " << i;
+  }
+}
+
+TEST(ModernBert, BackwardReportsEveryParameterOnceAndAccumulates) {
+  const MbGolden g = load_mb_golden("modernbert_mlm");
+  EncoderModel m(g.config, g.head, Precision::f32);
+  load_params(m, g);
+  Inputs in = inputs_of(g, true);
+  m.forward(in.batch, StepOptions{});
+  std::vector<int64_t> offsets;
+  m.backward([&](int64_t off, int64_t) { offsets.push_back(off); });
+  ASSERT_EQ(offsets.size(), m.params().size());
+  for (size_t i = 1; i < offsets.size(); ++i) EXPECT_LT(offsets[i], offsets[i - 1]);
+  const std::vector<float> once(m.grads_data(), m.grads_data() + m.num_params());
+  m.forward(in.batch, StepOptions{});
+  m.backward({}, 1.0f, /*accumulate=*/true);
+  for (int64_t i = 0; i < m.num_params(); ++i)
+    ASSERT_NEAR(m.grads_data()[i], 2 * once[i], 1e-6f + 1e-5f * std::fabs(once[i]));
+}
+
+// Saved under HF names, loaded back exactly; a base-model file (ModernBertModel: no "model." prefix) fills
+// the body of a task model, leaving the head to initialize.
+TEST(ModernBert, CheckpointRoundTripsUnderHfNames) {
+  const MbGolden g = load_mb_golden("modernbert_seq-cls");
+  EncoderModel m(g.config, g.head, Precision::f32);
+  load_params(m, g);
+  const auto dir = std::filesystem::temp_directory_path() / ("ct_modernbert_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "model.safetensors").string();
+  save_hf_weights(path, m.params(), m.params_data());
+  EncoderModel back(g.config, g.head, Precision::f32);
+  const LoadReport r = load_hf_weights(path, back.params(), back.params_data());
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_TRUE(r.unexpected.empty());
+  EXPECT_EQ(0, std::memcmp(m.params_data(), back.params_data(), m.num_params() * sizeof(float)));
+  std::vector<ParamInfo> base;
+  for (const ParamInfo& p : m.params())
+    if (p.name.rfind("model.", 0) == 0) {
+      base.push_back(p);
+      base.back().name = p.name.substr(6);
+    }
+  const std::string base_path = (dir / "base.safetensors").string();
+  save_hf_weights(base_path, base, m.params_data());
+  EncoderModel task(g.config, g.head, Precision::f32);
+  const LoadReport rb = load_hf_weights(base_path, task.params(), task.params_data());
+  EXPECT_EQ(check_missing(rb, task.layout().head_param_names()), task.layout().head_param_names());
+  EXPECT_EQ(0, std::memcmp(m.params_data(), task.params_data(), task.layout().head.begin * sizeof(float)));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
