@@ -7,6 +7,7 @@
 //                            tok_embeddings plus decoder.bias (HF's sparse_prediction: the same loss and
 //                            gradients as projecting every token).
 // Sequence classification picks its loss from problem_type as transformers does.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -154,7 +155,8 @@ class ModernBertHead final : public Head {
   // classifier_dropout before the classifier (the MLM head has none): per feature row (sequence
   // classification) or per token row in the padded layout's counters (token classification).
   void drop(const HeadPass& ps, float* v) const {
-    const double p = ps.config->classifier_dropout;
+    // A config built in code may leave classifier_dropout null (-1): ModernBertConfig's default is 0.
+    const double p = std::max(0.0, ps.config->classifier_dropout);
     if (kind_ == HeadKind::sequence_classification)
       apply_dropout(v, nullptr, v, M_ * ps.H, ps.site(p, 0, ps.H));
     else if (kind_ == HeadKind::token_classification)
