@@ -8,7 +8,8 @@ batches, an additive attention mask, the sliding-window mask on local layers), s
 Run with Debian's python:  /usr/bin/python3 scripts/golden_modernbert.py
 
 Each file holds, for one tiny config (vocab 100, hidden 32, 3 layers: global, local, global; 4 heads,
-intermediate 48, local_attention 4 (2 tokens each side, which matters at T 12), B 3, T 12, right padding):
+intermediate 48, local_attention 4 (2 tokens each side, which matters at T 12), B 3, T 12 (the -long case: T
+48), right padding):
   input.{input_ids,attention_mask,labels}   I32
   param.<HF name>                           F32  HF-shaped parameters, perturbed so norms are non-trivial
   f32.{logits,loss}, f32.grad.<HF name>     the reference in float64, stored as F32
@@ -237,12 +238,12 @@ def hf_init(model, g):
             nn.init.trunc_normal_(p, 0.0, std, -cut * std, cut * std)
 
 
-def make_inputs(c, head, g):
+def make_inputs(c, head, g, T=T, lens=LENS):
     V = c["vocab_size"]
     pad = c["pad_token_id"]
     ids = torch.randint(4, V, (B, T), generator=g)
     mask = torch.zeros(B, T, dtype=torch.long)
-    for b, n in enumerate(LENS):
+    for b, n in enumerate(lens):
         mask[b, :n] = 1
     ids[mask == 0] = pad
     ids[0, 4] = pad  # a pad id inside a sequence: padding_idx, its lookup adds no gradient
@@ -277,23 +278,26 @@ def labels_n(n):
     return {"id2label": {str(i): f"L{i}" for i in range(n)}, "label2id": {f"L{i}": i for i in range(n)}}
 
 
-CASES = [  # (file stem, config, head)
-    ("modernbert_seq-cls", tiny(**labels_n(3)), "seq-cls"),
-    ("modernbert_seq-cls-mean", tiny(classifier_pooling="mean", **labels_n(3)), "seq-cls"),
-    ("modernbert_token-cls", tiny(**labels_n(5)), "token-cls"),
-    ("modernbert_mlm", tiny(), "mlm"),
+CASES = [  # (file stem, config, head, T, feature lengths)
+    ("modernbert_seq-cls", tiny(**labels_n(3)), "seq-cls", T, LENS),
+    ("modernbert_seq-cls-mean", tiny(classifier_pooling="mean", **labels_n(3)), "seq-cls", T, LENS),
+    ("modernbert_token-cls", tiny(**labels_n(5)), "token-cls", T, LENS),
+    ("modernbert_mlm", tiny(), "mlm", T, LENS),
+    # Long enough for coretrain's banded local attention (query blocks of 16 with 2 keys each side from 40
+    # tokens on): two features span several blocks, the third does not.
+    ("modernbert_token-cls-long", tiny(**labels_n(5)), "token-cls", 48, [48, 45, 20]),
 ]
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for i, (stem, cfg, head) in enumerate(CASES):
+    for i, (stem, cfg, head, t, lens) in enumerate(CASES):
         g = torch.Generator().manual_seed(500 + i)
         torch.manual_seed(500 + i)
         model = Task(cfg, head)
         hf_init(model, g)
         perturb(model, g)
-        inputs = make_inputs(cfg, head, g)
+        inputs = make_inputs(cfg, head, g, t, lens)
         params = {n: p.detach().float().clone() for n, p in model.named_parameters()}
         ref, ref_grads = run(model, inputs, torch.float64, autocast=False)
         bf, _ = run(model.float(), inputs, torch.float32, autocast=True)

@@ -12,6 +12,14 @@
 // eager path does; packed batches run each feature on its own rows with positions restarting at 0, which is
 // what HF's unpadded flash-attention path computes.
 //
+// Local layers run banded when a sequence is long (BandPlan): queries in blocks of C = max(2w, 16) (w =
+// local_attention / 2), each block attending over the keys of its rows +- w only, so a layer costs O(T x w)
+// instead of O(T^2). Each block is the attention kernel's own problem on the rows [s - w, e + w) (its band
+// mask is translation invariant); the block's outputs are its middle rows, and backward feeds the block only
+// its middle rows' gradients, so dq/dk/dv, which the kernel adds into, sum exactly the band's terms. With
+// attention dropout on, the full masked computation runs instead, keeping the padded layout's dropout
+// counters (ModernBERT's configs have none).
+//
 // Dropout sites follow the BERT body's numbering: 0 embeddings, 1 + 3l attention probabilities, 2 + 3l the
 // attention output, 3 + 3l the MLP's gated activation, 1 + 3L + k the head's.
 #include <cmath>
@@ -51,6 +59,93 @@ struct MbLayer {
   char* gd = nullptr;   // [N, I] dropout(act(in) * gate), run precision (the MLP Wo operand)
 };
 
+// The blocks of a banded local layer over one sequence of `len` rows: block i covers queries [s, e) and
+// computes over rows [a, b) = [s - w, e + w) clipped to the sequence. A sequence shorter than `min_len` is
+// one block (the banded form would not save work).
+struct BandBlock {
+  int64_t s, e, a, b;
+};
+
+struct BandPlan {
+  int64_t w = 0, C = 0, min_len = 0;
+  explicit BandPlan(int64_t window)
+      : w(window), C(std::max<int64_t>(2 * window, 16)), min_len(2 * (C + 2 * w)) {}
+  template <class Fn>
+  void blocks(int64_t len, Fn&& fn) const {
+    if (len < min_len) {
+      fn(BandBlock{0, len, 0, len});
+      return;
+    }
+    for (int64_t s = 0; s < len; s += C) {
+      const int64_t e = std::min(len, s + C);
+      fn(BandBlock{s, e, std::max<int64_t>(0, s - w), std::min(len, e + w)});
+    }
+  }
+  int64_t probs_elems(int64_t len, int64_t NH) const {
+    int64_t n = 0;
+    blocks(len, [&](const BandBlock& k) { n += NH * (k.b - k.a) * (k.b - k.a); });
+    return n;
+  }
+};
+
+// One sequence of a batch: its first row, its length, its attention-mask row (padded batches) or null.
+struct Seq {
+  int64_t row0, len;
+  const float* mask;
+};
+
+std::vector<Seq> sequences(int64_t B, int64_t T, const std::vector<int64_t>& cu, const float* mask) {
+  std::vector<Seq> seqs;
+  for (int64_t b = 0; b < B; ++b)
+    seqs.push_back(cu.empty() ? Seq{b * T, T, mask ? mask + b * T : nullptr}
+                              : Seq{cu[b], cu[b + 1] - cu[b], nullptr});
+  return seqs;
+}
+
+// d: the layer's dims (NH, HS, ld_qkv = 3H, window); B, T are set per block. No dropout (see above).
+void band_forward(char* ctx, float* probs, const char* qkv, char* ctx_block, const std::vector<Seq>& seqs,
+                  kernels::AttentionDims d, DType dt) {
+  const int64_t H = d.NH * d.HS, esz = dtype_size(dt);
+  const BandPlan band(d.window);
+  int64_t p0 = 0;
+  for (const Seq& q : seqs)
+    band.blocks(q.len, [&](const BandBlock& k) {
+      d.B = 1;
+      d.T = k.b - k.a;
+      d.drop_T = 0;
+      d.ld_ctx = H;
+      const char* rows = qkv + (q.row0 + k.a) * 3 * H * esz;
+      kernels::attention_forward(ctx_block, probs + p0, rows, rows + H * esz, rows + 2 * H * esz,
+                                 q.mask ? q.mask + k.a : nullptr, d, dt, kernels::DropoutSite{});
+      std::memcpy(ctx + (q.row0 + k.s) * H * esz, ctx_block + (k.s - k.a) * H * esz,
+                  static_cast<size_t>((k.e - k.s) * H * esz));
+      p0 += d.NH * d.T * d.T;
+    });
+}
+
+// dq/dk/dv ADDED into dqkv [N, 3H]; each block sees its middle rows' dctx only.
+void band_backward(float* dqkv, const float* dctx, const char* qkv, const float* probs, float* dctx_block,
+                   const std::vector<Seq>& seqs, kernels::AttentionDims d, DType dt) {
+  const int64_t H = d.NH * d.HS, esz = dtype_size(dt);
+  const BandPlan band(d.window);
+  int64_t p0 = 0;
+  for (const Seq& q : seqs)
+    band.blocks(q.len, [&](const BandBlock& k) {
+      d.B = 1;
+      d.T = k.b - k.a;
+      d.drop_T = 0;
+      d.ld_ctx = H;
+      zero_f32(dctx_block, d.T * H);
+      copy_f32(dctx_block + (k.s - k.a) * H, dctx + (q.row0 + k.s) * H, (k.e - k.s) * H);
+      const char* rows = qkv + (q.row0 + k.a) * 3 * H * esz;
+      float* drows = dqkv + (q.row0 + k.a) * 3 * H;
+      kernels::attention_backward(drows, drows + H, drows + 2 * H, dctx_block, rows, rows + H * esz,
+                                  rows + 2 * H * esz, probs + p0, q.mask ? q.mask + k.a : nullptr, d, dt,
+                                  kernels::DropoutSite{});
+      p0 += d.NH * d.T * d.T;
+    });
+}
+
 }  // namespace
 
 struct EncoderModel::ModernBuffers {
@@ -72,6 +167,8 @@ struct EncoderModel::ModernBuffers {
   float *dx = nullptr, *dres = nullptr, *dh = nullptr, *dctx = nullptr, *dg = nullptr, *dwi = nullptr,
         *dqkv = nullptr;
   bf16 *d_b = nullptr, *dwi_b = nullptr, *dqkv_b = nullptr;
+  char* ctx_block = nullptr;    // [N, H] a band block's context rows, run precision
+  float* dctx_block = nullptr;  // [N, H] a band block's context gradient (its middle rows)
   kernels::RotaryTable rope_global, rope_local;
 
   std::vector<int64_t> cu;
@@ -177,7 +274,13 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
   const int64_t esz = dtype_size(dt);
-  const int64_t probs = packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T;
+  int64_t probs = packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T;
+  {  // a banded local layer may hold more (its blocks overlap) when sequences are barely long enough
+    const BandPlan band(c.local_attention / 2);
+    int64_t local = 0;
+    for (int64_t b = 0; b < B; ++b) local += band.probs_elems(packed ? cu[b + 1] - cu[b] : T, NH);
+    probs = std::max(probs, local);
+  }
 
   // Buffers: reused while big enough (packed batches change their token count every step).
   if (!mb_ || mb_->cap_tokens < N || mb_->cap_probs < probs || (keep && !mb_->all_layers)) {
@@ -215,6 +318,7 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
     m->hidden_f32 = m->alloc<float>(n * H);
     if (lowp) m->hidden_bf = m->alloc<bf16>(n * H);
     m->mask = m->alloc<float>(n);
+    m->ctx_block = dtbuf(n * H);
     m->tmp = m->alloc<float>(n * H);
     m->nf = m->alloc<float>(n * H);
     m->g = m->alloc<float>(n * I);
@@ -227,6 +331,7 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
       m->dg = m->alloc<float>(n * I);
       m->dwi = m->alloc<float>(n * 2 * I);
       m->dqkv = m->alloc<float>(n * 3 * H);
+      m->dctx_block = m->alloc<float>(n * H);
       if (lowp) {
         m->d_b = m->alloc<bf16>(n * std::max(H, I));
         m->dwi_b = m->alloc<bf16>(n * 2 * I);
@@ -316,7 +421,9 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
     dims.ld_qkv = 3 * H;
     dims.window = local ? c.local_attention / 2 : 0;
     const kernels::DropoutSite attn_site = site(c.attention_probs_dropout_prob, sid, H);
-    if (packed)
+    if (local && attn_site.p == 0.0f)
+      band_forward(a.ctx, a.probs, a.qkv, mb.ctx_block, sequences(B, T, mb.cu, mask), dims, dt);
+    else if (packed)
       kernels::attention_forward_varlen(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz,
                                         mb.cu.data(), dims, dt, attn_site);
     else
@@ -472,7 +579,10 @@ void EncoderModel::backward_modernbert(const GradReadyFn& on_ready, float loss_s
     dims.ld_qkv = 3 * H;
     dims.window = local ? c.local_attention / 2 : 0;
     const kernels::DropoutSite attn_site = site(c.attention_probs_dropout_prob, sid, H);
-    if (packed)
+    if (local && attn_site.p == 0.0f)
+      band_backward(mb.dqkv, mb.dctx, a.qkv, a.probs, mb.dctx_block,
+                    sequences(B, T, mb.cu, mb.has_mask ? mb.mask : nullptr), dims, dt);
+    else if (packed)
       kernels::attention_backward_varlen(mb.dqkv, mb.dqkv + H, mb.dqkv + 2 * H, mb.dctx, a.qkv,
                                          a.qkv + H * esz, a.qkv + 2 * H * esz, a.probs, mb.cu.data(), dims,
                                          dt, attn_site);
