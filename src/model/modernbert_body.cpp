@@ -150,7 +150,7 @@ void band_backward(float* dqkv, const float* dctx, const char* qkv, const float*
 
 struct EncoderModel::ModernBuffers {
   int64_t B = 0, T = 0, N = 0;
-  int64_t cap_tokens = 0, cap_probs = 0;
+  int64_t cap_tokens = 0, cap_global = 0, cap_local = 0;  // rows; probabilities of a global / local layer
   bool all_layers = true;
   int64_t bytes = 0;
   std::vector<std::shared_ptr<void>> owners;
@@ -274,32 +274,41 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
   const int64_t esz = dtype_size(dt);
-  int64_t probs = packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T;
-  {  // a banded local layer may hold more (its blocks overlap) when sequences are barely long enough
+  // Attention probabilities per layer: a global layer's over each feature's keys; a banded local layer's
+  // blocks (O(T x window); more than the full square only for barely long sequences, whose blocks overlap),
+  // or the full square too when attention dropout can make it run unbanded.
+  const int64_t probs_global = packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T;
+  int64_t probs_local = 0;
+  {
     const BandPlan band(c.local_attention / 2);
-    int64_t local = 0;
-    for (int64_t b = 0; b < B; ++b) local += band.probs_elems(packed ? cu[b + 1] - cu[b] : T, NH);
-    probs = std::max(probs, local);
+    for (int64_t b = 0; b < B; ++b) probs_local += band.probs_elems(packed ? cu[b + 1] - cu[b] : T, NH);
+    if (c.attention_probs_dropout_prob > 0.0) probs_local = std::max(probs_local, probs_global);
   }
 
   // Buffers: reused while big enough (packed batches change their token count every step).
-  if (!mb_ || mb_->cap_tokens < N || mb_->cap_probs < probs || (keep && !mb_->all_layers)) {
+  if (!mb_ || mb_->cap_tokens < N || mb_->cap_global < probs_global || mb_->cap_local < probs_local ||
+      (keep && !mb_->all_layers)) {
     const int64_t cap_n = std::max(N, mb_ ? mb_->cap_tokens : 0);
-    const int64_t cap_p = std::max(probs, mb_ ? mb_->cap_probs : 0);
+    const int64_t cap_g = std::max(probs_global, mb_ ? mb_->cap_global : 0);
+    const int64_t cap_l = std::max(probs_local, mb_ ? mb_->cap_local : 0);
     mb_.reset();
     auto m = std::make_shared<ModernBuffers>();
     m->cap_tokens = cap_n;
-    m->cap_probs = cap_p;
+    m->cap_global = cap_g;
+    m->cap_local = cap_l;
     m->all_layers = keep;
     const int64_t n = cap_n;
     auto dtbuf = [&](int64_t k) { return m->alloc<char>(k * esz); };
     m->layers.resize(keep ? L : 1);
-    for (MbLayer& a : m->layers) {
+    for (int64_t l = 0; l < static_cast<int64_t>(m->layers.size()); ++l) {
+      MbLayer& a = m->layers[l];
+      const bool local = l % c.global_attn_every_n_layers != 0;
       a.mean1 = m->alloc<float>(n);
       a.rstd1 = m->alloc<float>(n);
       a.h1 = dtbuf(n * H);
       a.qkv = dtbuf(n * 3 * H);
-      a.probs = m->alloc<float>(cap_p);
+      // Inference shares one layer's buffers among all layers: the larger need.
+      a.probs = m->alloc<float>(!keep ? std::max(cap_g, cap_l) : local ? cap_l : cap_g);
       a.ctx = dtbuf(n * H);
       a.res1 = m->alloc<float>(n * H);
       a.mean2 = m->alloc<float>(n);
