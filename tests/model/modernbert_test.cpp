@@ -21,6 +21,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/encoder_model.h"
+#include "model/flops.h"
 #include "model/safetensors.h"
 
 namespace ct::model {
@@ -426,6 +427,28 @@ TEST(ModernBert, TrainsFromScratch) {
     (step == 0 ? first : last) = loss;
   }
   EXPECT_LT(last, 0.7f * first) << first << " -> " << last;
+}
+
+// ModernBERT-large's config as the Hub has it loads unedited (395M parameters with the MLM head); model FLOPs
+// count local layers over their band.
+TEST(ModernBert, LargeConfigAndFlops) {
+  auto j = hub_base_config();
+  j["hidden_size"] = 1024;
+  j["num_hidden_layers"] = 28;
+  j["num_attention_heads"] = 16;
+  j["intermediate_size"] = 2624;
+  const ModelConfig c = config_from_json(j, "large/config.json");
+  const ParamLayout lay = make_param_layout(c, HeadKind::masked_lm);
+  EXPECT_EQ(lay.head.begin, 394781696);
+  // 2 layers (global, local), window 1 each side, one sequence of 5: the local layer sees 13 keys in all.
+  ModelConfig t = config_from_json(hub_base_config(), "base/config.json");
+  t.num_hidden_layers = 2;
+  t.global_attn_every_n_layers = 2;
+  t.local_attention = 2;
+  const std::vector<int64_t> lens = {5};
+  const double H = 768, I = 1152;
+  const double linear = 2 * (2 * H * 3 * H + 2 * H * H + 2 * H * 2 * I + 2 * I * H) + 2 * H * 2;
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(t, lens), 5 * linear + 4 * 25 * H + 4 * 13 * H);
 }
 
 }  // namespace
