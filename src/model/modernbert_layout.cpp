@@ -11,6 +11,15 @@ ParamLayout make_modernbert_layout(const ModelConfig& c, HeadKind head) {
       head != HeadKind::masked_lm)
     fail("model: ModernBert", head_class_suffix(head),
          " is not supported (modernbert has seq-cls, token-cls and mlm heads here)");
+  // What the reader checks, again for configs built in code (the bench's).
+  CT_CHECK(c.global_attn_every_n_layers > 0, "model config: global_attn_every_n_layers must be > 0, got ",
+           c.global_attn_every_n_layers);
+  CT_CHECK(c.local_attention > 0 && c.local_attention % 2 == 0,
+           "model config: local_attention must be a positive even window, got ", c.local_attention);
+  CT_CHECK(c.head_dim() % 2 == 0, "model config: rotary embeddings need an even head size, got ",
+           c.head_dim());
+  CT_CHECK(c.classifier_pooling == "cls" || c.classifier_pooling == "mean",
+           "model config: classifier_pooling must be cls or mean, got ", c.classifier_pooling);
   const int64_t H = c.hidden_size, I = c.intermediate_size;
   ParamLayout lay;
   int64_t off = 0;

@@ -272,6 +272,10 @@ TEST(ModernBert, UnsupportedOptionsAreRefusedNamingTheField) {
   }
   const ModelConfig c = config_from_json(hub_base_config(), "base/config.json");
   EXPECT_THROW(EncoderModel(c, HeadKind::span, Precision::f32), Error);
+  EXPECT_THROW(EncoderModel(c, HeadKind::multiple_choice, Precision::f32), Error);
+  ModelConfig in_code = c;  // built in code without the attention pattern
+  in_code.global_attn_every_n_layers = 0;
+  EXPECT_THROW(make_param_layout(in_code, HeadKind::masked_lm), Error);
 }
 
 TEST(ModernBert, InitIsHfTruncatedNormalWithPerModuleStd) {
