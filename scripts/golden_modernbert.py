@@ -15,9 +15,11 @@ intermediate 48, local_attention 4 (2 tokens each side, which matters at T 12), 
   f32.{logits,loss}, f32.grad.<HF name>     the reference in float64, stored as F32
   bf16.{logits,loss}                        the f32 model under torch.autocast("cpu", bfloat16)
 metadata: "config" (the HF config.json text), "head", "generator".
-Dropout is off; logits are HF's (seq-cls [B, C]; token-cls [B, T, C]; mlm: the labelled rows only, [M, V],
-as sparse_prediction returns them). The loss and gradients of the real tokens do not depend on the padding,
-so the packed (unpadded) batch of the same features has the same logits (real rows), loss and gradients.
+Dropout is off; logits are HF's (seq-cls [B, C]; token-cls [B, T, C]; qa [B, T, 2]; mlm: the labelled rows
+only, [M, V], as sparse_prediction returns them). The loss and gradients of the real tokens do not depend on
+the padding, so the packed (unpadded) batch of the same features has the same logits (real rows), loss and
+gradients; except QA, whose padded loss counts pads as answer candidates as HF's does: its packed.{loss,grad.*}
+are coretrain's packed loss (each feature's softmax over its own positions).
 """
 
 import json
@@ -178,11 +180,23 @@ class Task(nn.Module):
         if head == "mlm":
             self.decoder = nn.Module()
             self.decoder.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+        elif head == "qa":
+            self.classifier = nn.Linear(c["hidden_size"], 2)
         else:
             self.classifier = nn.Linear(c["hidden_size"], len(c["id2label"]))
 
-    def forward(self, ids, mask, labels):
+    def forward(self, ids, mask, labels, packed=False):
         h = self.model(ids, mask)
+        if self.kind == "qa":  # ModernBertForQuestionAnswering: head, drop, classifier, HF's QA loss
+            logits = self.classifier(self.head(h))
+            s, e = logits[..., 0], logits[..., 1]
+            start, end = labels
+            if packed:  # coretrain's packed batches: each feature's softmax over its own positions
+                return qa_packed_loss(s, e, mask, start, end), logits
+            T = s.shape[1]
+            ls = F.cross_entropy(s, start.clamp(0, T), ignore_index=T)
+            le = F.cross_entropy(e, end.clamp(0, T), ignore_index=T)
+            return (ls + le) / 2, logits
         if self.kind == "seq-cls":
             if self.c["classifier_pooling"] == "cls":
                 h = h[:, 0]
@@ -200,6 +214,17 @@ class Task(nn.Module):
         hs = h.reshape(lab.shape[0], -1)[keep]
         logits = F.linear(self.head(hs), self.model.embeddings.tok_embeddings.weight, self.decoder.bias)
         return F.cross_entropy(logits, lab[keep]), logits
+
+
+def qa_packed_loss(s, e, mask, start, end):
+    """Pads are never answer candidates: per feature, CE over its own positions; at or past its length: ignored."""
+    lens = mask.sum(1)
+    losses = []
+    for logits, pos in ((s, start), (e, end)):
+        t = torch.minimum(pos.clamp_min(0), lens)
+        t = torch.where(t == lens, torch.full_like(t, -100), t)
+        losses.append(F.cross_entropy(logits.masked_fill(mask == 0, float("-inf")), t, ignore_index=-100))
+    return (losses[0] + losses[1]) / 2
 
 
 def perturb(model, g):
@@ -248,6 +273,8 @@ def make_inputs(c, head, g, T=T, lens=LENS):
     ids[mask == 0] = pad
     ids[0, 4] = pad  # a pad id inside a sequence: padding_idx, its lookup adds no gradient
     n = len(c["id2label"]) if "id2label" in c else V
+    if head == "qa":  # T: ignored; 40 > T: ignored; -3 clamps to 0; 7 is past the third feature (padded: a pad)
+        return ids, mask, (torch.tensor([3, T, 7]), torch.tensor([5, 40, -3]))
     if head == "seq-cls":
         labels = torch.randint(0, n, (B,), generator=g)
     else:
@@ -259,7 +286,7 @@ def make_inputs(c, head, g, T=T, lens=LENS):
     return ids, mask, labels
 
 
-def run(model, inputs, dtype, autocast):
+def run(model, inputs, dtype, autocast, packed=False):
     ids, mask, labels = inputs
     m = model.to(dtype)
     m.zero_grad(set_to_none=True)
@@ -267,7 +294,7 @@ def run(model, inputs, dtype, autocast):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss, logits = m(ids, mask, labels)
     else:
-        loss, logits = m(ids, mask, labels)
+        loss, logits = m(ids, mask, labels, packed)
     loss.backward()
     out = {"logits": logits.detach().float(), "loss": loss.detach().float().reshape(1)}
     grads = {n: p.grad.detach().float().clone() for n, p in m.named_parameters()}
@@ -286,6 +313,7 @@ CASES = [  # (file stem, config, head, T, feature lengths)
     # Long enough for coretrain's banded local attention (query blocks of 16 with 2 keys each side from 40
     # tokens on): two features span several blocks, the third does not.
     ("modernbert_token-cls-long", tiny(**labels_n(5)), "token-cls", 48, [48, 45, 20]),
+    ("modernbert_qa", tiny(), "qa", T, LENS),
 ]
 
 
@@ -300,10 +328,19 @@ def main():
         inputs = make_inputs(cfg, head, g, t, lens)
         params = {n: p.detach().float().clone() for n, p in model.named_parameters()}
         ref, ref_grads = run(model, inputs, torch.float64, autocast=False)
+        pk, pk_grads = run(model, inputs, torch.float64, autocast=False, packed=True)
         bf, _ = run(model.float(), inputs, torch.float32, autocast=True)
         ids, mask, labels = inputs
-        tensors = {"input.input_ids": ids.to(torch.int32), "input.attention_mask": mask.to(torch.int32),
-                   "input.labels": labels.to(torch.int32)}
+        tensors = {"input.input_ids": ids.to(torch.int32), "input.attention_mask": mask.to(torch.int32)}
+        if head == "qa":
+            tensors["input.start_positions"] = labels[0].to(torch.int32)
+            tensors["input.end_positions"] = labels[1].to(torch.int32)
+            # Packed QA differs from padded (pads are no candidates): its own loss and gradients.
+            tensors["packed.loss"] = pk["loss"]
+            for n, gr in pk_grads.items():
+                tensors["packed.grad." + n] = gr
+        else:
+            tensors["input.labels"] = labels.to(torch.int32)
         for n, p in params.items():
             tensors["param." + n] = p
         for k, v in ref.items():

@@ -39,13 +39,14 @@ struct MbGolden {
   ModelConfig config;
   HeadKind head = HeadKind::sequence_classification;
   int64_t B = 0, T = 0;
-  std::vector<int32_t> ids, mask, labels;
+  std::vector<int32_t> ids, mask, labels, start, end;
   SafetensorsFile file;
 };
 
 MbGolden load_mb_golden(const std::string& stem) {
   const std::string path = golden_path(stem);
-  MbGolden g{stem, {}, HeadKind::sequence_classification, 0, 0, {}, {}, {}, SafetensorsFile::open(path)};
+  MbGolden g{stem, {}, HeadKind::sequence_classification, 0, 0, {}, {}, {},
+             {},   {}, SafetensorsFile::open(path)};
   g.config = config_from_json(nlohmann::json::parse(g.file.metadata().at("config")), path);
   g.head = head_from_name(g.file.metadata().at("head"));
   const SafetensorInfo& ids = g.file.at("input.input_ids");
@@ -53,7 +54,11 @@ MbGolden load_mb_golden(const std::string& stem) {
   g.T = ids.shape.at(1);
   g.ids = read_i32(g.file, "input.input_ids");
   g.mask = read_i32(g.file, "input.attention_mask");
-  g.labels = read_i32(g.file, "input.labels");
+  if (g.file.find("input.labels")) g.labels = read_i32(g.file, "input.labels");
+  if (g.file.find("input.start_positions")) {
+    g.start = read_i32(g.file, "input.start_positions");
+    g.end = read_i32(g.file, "input.end_positions");
+  }
   return g;
 }
 
@@ -65,7 +70,7 @@ struct Inputs {
 // The golden batch padded, or packed: each feature's real tokens end to end.
 Inputs inputs_of(const MbGolden& g, bool packed) {
   Inputs in;
-  const bool per_token = g.head != HeadKind::sequence_classification;
+  const bool per_token = g.head == HeadKind::token_classification || g.head == HeadKind::masked_lm;
   if (!packed) {
     in.ids = g.ids;
     in.labels = g.labels;
@@ -87,15 +92,18 @@ Inputs inputs_of(const MbGolden& g, bool packed) {
   b.input_ids = in.ids.data();
   b.attention_mask = packed ? nullptr : g.mask.data();
   b.seq_lens = packed ? in.seq_lens.data() : nullptr;
-  b.labels = in.labels.data();
+  b.labels = in.labels.empty() ? nullptr : in.labels.data();
+  b.start_positions = g.start.empty() ? nullptr : g.start.data();
+  b.end_positions = g.end.empty() ? nullptr : g.end.data();
   return in;
 }
 
-// Token classification's logits at the real tokens (ours padded or packed, the golden's): a padded query
-// beyond the band of any real key sees only padding (HF then averages uniformly over the keys), and no loss
-// reads its logits, so they are not compared. The masked LM golden already holds the labelled rows only.
+// Token classification's (and QA's) logits at the real tokens (ours padded or packed, the golden's): a padded
+// query beyond the band of any real key sees only padding (HF then averages uniformly over the keys), and no
+// loss reads its logits, so they are not compared. The masked LM golden already holds the labelled rows only.
 std::vector<float> real_rows(const MbGolden& g, const std::vector<float>& logits, bool packed) {
-  if (g.head != HeadKind::token_classification || packed) return logits;
+  const bool per_token = g.head == HeadKind::token_classification || g.head == HeadKind::span;
+  if (!per_token || packed) return logits;
   const int64_t width = static_cast<int64_t>(logits.size()) / (g.B * g.T);
   std::vector<float> out;
   for (int64_t i = 0; i < g.B * g.T; ++i)
@@ -122,7 +130,8 @@ void compare(const std::string& what, const MbGolden& g, const EncoderModel& m, 
   const float ref_loss = g.file.read_f32(pre + "loss").at(0);
   EXPECT_LE(std::fabs(loss - ref_loss) / std::fabs(ref_loss), bound)
       << what << " loss " << loss << " vs " << ref_loss;
-  const auto ref_logits = real_rows(g, g.file.read_f32(pre + "logits"), false);
+  const std::string logits_pre = pre == "packed." ? "f32." : pre;  // packed QA: its own loss, the same logits
+  const auto ref_logits = real_rows(g, g.file.read_f32(logits_pre + "logits"), false);
   const auto ours = real_rows(g, m.logits(), packed);
   ASSERT_EQ(ours.size(), ref_logits.size()) << what;
   const double e_logits =
@@ -161,17 +170,19 @@ void check(const std::string& stem, Precision precision, bool packed) {
   m.backward();
   const std::string what =
       stem + (precision == Precision::f32 ? " f32" : " bf16") + (packed ? " packed" : "");
+  // Packed QA has its own loss (pads are no answer candidates; padded, HF counts them).
+  const bool own_packed = packed && g.file.find("packed.loss");
   if (precision == Precision::f32) {
-    compare(what, g, m, "f32.", loss, packed, kF32Bound);
+    compare(what, g, m, own_packed ? "packed." : "f32.", loss, packed, kF32Bound);
   } else {
-    compare(what, g, m, "bf16.", loss, packed, kBf16VsTorchBound, /*gradients=*/false);
-    compare(what, g, m, "f32.", loss, packed, kBf16VsExactBound);
+    if (!own_packed) compare(what, g, m, "bf16.", loss, packed, kBf16VsTorchBound, /*gradients=*/false);
+    compare(what, g, m, own_packed ? "packed." : "f32.", loss, packed, kBf16VsExactBound);
   }
 }
 
 // -long: T 48, long enough for the banded local attention (see modernbert_body.cpp).
-const char* const kStems[] = {"modernbert_seq-cls", "modernbert_seq-cls-mean", "modernbert_token-cls",
-                              "modernbert_mlm", "modernbert_token-cls-long"};
+const char* const kStems[] = {"modernbert_seq-cls", "modernbert_seq-cls-mean",   "modernbert_token-cls",
+                              "modernbert_mlm",     "modernbert_token-cls-long", "modernbert_qa"};
 
 TEST(ModernBert, F32MatchesTheReferencePadded) {
   for (const char* stem : kStems) check(stem, Precision::f32, false);
@@ -271,7 +282,6 @@ TEST(ModernBert, UnsupportedOptionsAreRefusedNamingTheField) {
     }
   }
   const ModelConfig c = config_from_json(hub_base_config(), "base/config.json");
-  EXPECT_THROW(EncoderModel(c, HeadKind::span, Precision::f32), Error);
   EXPECT_THROW(EncoderModel(c, HeadKind::multiple_choice, Precision::f32), Error);
   ModelConfig in_code = c;  // built in code without the attention pattern
   in_code.global_attn_every_n_layers = 0;

@@ -3,7 +3,7 @@
 
 usage: modernbert_torch_exchange.py <ct_checkpoint_tool> <scripts dir holding golden_modernbert.py>
 
-For each head (seq-cls, token-cls, mlm), a tiny ModernBERT written by coretrain (config.json +
+For each head (qa, seq-cls, token-cls, mlm), a tiny ModernBERT written by coretrain (config.json +
 model.safetensors) loads into golden_modernbert's plain-PyTorch model with load_state_dict(strict=True) (every
 name and shape HF's, nothing missing or extra), and the reference's logits on coretrain's inputs equal
 coretrain's (real tokens; the masked LM without labels projects every token).
@@ -36,14 +36,14 @@ def reference_logits(model, head, ids, mask):
                 m = mask.to(h.dtype)
                 p = (h * m.unsqueeze(-1)).sum(dim=1) / m.sum(dim=1, keepdim=True)
             return model.classifier(model.head(p))
-        if head == "token-cls":
+        if head in ("token-cls", "qa"):
             return model.classifier(model.head(h))[mask == 1]
         return F.linear(model.head(h), model.model.embeddings.tok_embeddings.weight, model.decoder.bias)[mask == 1]
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for head in ("seq-cls", "token-cls", "mlm"):
+        for head in ("qa", "seq-cls", "token-cls", "mlm"):
             d = os.path.join(tmp, head)
             os.makedirs(d)
             subprocess.run([TOOL, "write", d, "modernbert", "77", head], check=True)

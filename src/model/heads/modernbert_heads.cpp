@@ -3,6 +3,8 @@
 //   sequence classification: rows = each feature pooled (classifier_pooling "cls": its first token; "mean":
 //                            the mean over its own tokens, HF's masked mean), dropout, classifier;
 //   token classification:    rows = every token, dropout, classifier, cross-entropy over labels != -100;
+//   question answering:      rows = every token, dropout, then the span head (model/heads/span_head.cpp)
+//                            with classifier as its qa_outputs: start/end logits and HF's QA loss;
 //   masked LM:               rows = the labelled tokens (all without labels), the decoder tied to
 //                            tok_embeddings plus decoder.bias (HF's sparse_prediction: the same loss and
 //                            gradients as projecting every token).
@@ -29,7 +31,9 @@ enum class Loss { none, mse, cross_entropy, bce };
 
 class ModernBertHead final : public Head {
  public:
-  explicit ModernBertHead(HeadKind kind) : kind_(kind) {}
+  explicit ModernBertHead(HeadKind kind) : kind_(kind) {
+    if (kind == HeadKind::span) span_ = make_span_head();
+  }
 
   float forward(const HeadPass& ps, const Batch& batch, const void*, const float* hidden) override {
     const ModelConfig& c = *ps.config;
@@ -89,42 +93,26 @@ class ModernBertHead final : public Head {
                                nullptr, M_, H, static_cast<float>(c.layer_norm_eps));
     drop(ps, t_.f.data());
     t_.sync(ps.dt);
+    if (span_) return span_->forward(ps, batch, t_.mm(ps.dt), t_.f.data());
     const int64_t out_w = kind_ == HeadKind::masked_lm ? ps.layout->word_emb : o.out_w;
     kernels::linear_forward(logits_.data(), DType::f32, t_.mm(ps.dt), ps.weight(out_w), ps.P + o.out_b, M_, H,
                             C, ps.dt);
     return loss(c, batch, C);
   }
 
-  const std::vector<float>& logits() const override { return logits_; }
-  bool has_loss() const override { return loss_ != Loss::none; }
+  const std::vector<float>& logits() const override { return span_ ? span_->logits() : logits_; }
+  bool has_loss() const override { return span_ ? span_->has_loss() : loss_ != Loss::none; }
 
   void backward(const HeadPass& ps, float* dhidden) override {
     const HeadOffsets& o = ps.layout->head;
-    const int64_t H = ps.H, C = o.out_features;
+    const int64_t H = ps.H;
     zero_f32(dhidden, ps.N * H);
     if (M_ == 0) return;
-    dlogits_.resize(M_ * C);
-    float* dl = dlogits_.f.data();
-    switch (loss_) {
-      case Loss::mse:
-        kernels::mse_loss_backward(dl, logits_.data(), ftargets_.data(), M_ * C, ps.loss_scale);
-        break;
-      case Loss::bce:
-        kernels::bce_with_logits_backward(dl, logits_.data(), ftargets_.data(), M_ * C, ps.loss_scale);
-        break;
-      case Loss::cross_entropy:
-        kernels::cross_entropy_backward(dl, logits_.data(), lse_.data(), targets_.data(), M_, C, C, 1, -100,
-                                        ps.loss_scale);
-        break;
-      case Loss::none:
-        fail("model backward: the last forward had no labels, so there is no loss");
-    }
-    dlogits_.sync(ps.dt);
-    const int64_t out_w = kind_ == HeadKind::masked_lm ? ps.layout->word_emb : o.out_w;
     dt_.resize(M_ * H);
-    linear_backward_input(dt_.f.data(), dlogits_.mm(ps.dt), ps.weight(out_w), M_, H, C, ps.dt);
-    linear_backward_params(ps.G + out_w, ps.G + o.out_b, dl, dlogits_.mm(ps.dt), t_.mm(ps.dt), M_, H, C,
-                           ps.dt, true);
+    if (span_)
+      span_->backward(ps, dt_.f.data());  // d t, and the classifier's gradients
+    else
+      output_backward(ps);
     drop(ps, dt_.f.data());
     da_.resize(M_ * H);
     kernels::layernorm_backward(da_.f.data(), ps.G + o.norm_w, nullptr, dt_.f.data(), a_.f.data(),
@@ -152,6 +140,33 @@ class ModernBertHead final : public Head {
   }
 
  private:
+  // The classifier or tied decoder and the loss: d t into dt_, the output's gradients into ps.G.
+  void output_backward(const HeadPass& ps) {
+    const HeadOffsets& o = ps.layout->head;
+    const int64_t H = ps.H, C = o.out_features;
+    dlogits_.resize(M_ * C);
+    float* dl = dlogits_.f.data();
+    switch (loss_) {
+      case Loss::mse:
+        kernels::mse_loss_backward(dl, logits_.data(), ftargets_.data(), M_ * C, ps.loss_scale);
+        break;
+      case Loss::bce:
+        kernels::bce_with_logits_backward(dl, logits_.data(), ftargets_.data(), M_ * C, ps.loss_scale);
+        break;
+      case Loss::cross_entropy:
+        kernels::cross_entropy_backward(dl, logits_.data(), lse_.data(), targets_.data(), M_, C, C, 1, -100,
+                                        ps.loss_scale);
+        break;
+      case Loss::none:
+        fail("model backward: the last forward had no labels, so there is no loss");
+    }
+    dlogits_.sync(ps.dt);
+    const int64_t out_w = kind_ == HeadKind::masked_lm ? ps.layout->word_emb : o.out_w;
+    linear_backward_input(dt_.f.data(), dlogits_.mm(ps.dt), ps.weight(out_w), M_, H, C, ps.dt);
+    linear_backward_params(ps.G + out_w, ps.G + o.out_b, dl, dlogits_.mm(ps.dt), t_.mm(ps.dt), M_, H, C,
+                           ps.dt, true);
+  }
+
   // classifier_dropout before the classifier (the MLM head has none): per feature row (sequence
   // classification) or per token row in the padded layout's counters (token classification).
   void drop(const HeadPass& ps, float* v) const {
@@ -159,7 +174,7 @@ class ModernBertHead final : public Head {
     const double p = std::max(0.0, ps.config->classifier_dropout);
     if (kind_ == HeadKind::sequence_classification)
       apply_dropout(v, nullptr, v, M_ * ps.H, ps.site(p, 0, ps.H));
-    else if (kind_ == HeadKind::token_classification)
+    else if (kind_ == HeadKind::token_classification || kind_ == HeadKind::span)
       apply_dropout_rows(v, nullptr, v, ps.N, ps.H, ps.T, *ps.cu, ps.site(p, 0, ps.T * ps.H));
   }
 
@@ -199,6 +214,7 @@ class ModernBertHead final : public Head {
   }
 
   HeadKind kind_;
+  std::unique_ptr<Head> span_;  // question answering: the span head over the prediction head's output
   kernels::Activation act_ = kernels::Activation::gelu;
   int64_t M_ = 0;               // rows the prediction head ran on
   std::vector<int64_t> rows_;   // their hidden-state rows (mean pooling: the pooled tokens)
