@@ -1,10 +1,10 @@
 // ModernBERT (model_type "modernbert") as transformers' modeling_modernbert.py computes it, inside the
 // encoder engine: the parameter layout under HF names (modernbert_layout.cpp), the body's forward and
 // backward as EncoderModel members (modernbert_body.cpp: pre-norm layers, fused Wqkv, rotary q/k, global
-// attention every global_attn_every_n_layers-th layer and a local_attention / 2 band elsewhere, GeGLU MLP,
-// final norm) and its heads (heads/modernbert_heads.cpp: the prediction head dense -> act -> norm, then the
-// classifier or the tied decoder). EncoderModel dispatches here on config.is_modernbert(); the BERT-family
-// code paths are untouched.
+// attention every global_attn_every_n_layers-th layer and a local_attention / 2 band elsewhere, computed in
+// query blocks so long inputs cost O(T x window) there, GeGLU MLP, final norm) and its heads
+// (heads/modernbert_heads.cpp: the prediction head dense -> act -> norm, then the classifier or the tied
+// decoder). EncoderModel dispatches here on config.is_modernbert(); the BERT-family code paths are untouched.
 #pragma once
 
 #include <memory>

@@ -22,10 +22,11 @@
 //
 // Dropout sites follow the BERT body's numbering: 0 embeddings, 1 + 3l attention probabilities, 2 + 3l the
 // attention output, 3 + 3l the MLP's gated activation, 1 + 3L + k the head's.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
