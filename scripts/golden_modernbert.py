@@ -182,6 +182,8 @@ class Task(nn.Module):
             self.decoder.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
         elif head == "qa":
             self.classifier = nn.Linear(c["hidden_size"], 2)
+        elif head == "multiple-choice":
+            self.classifier = nn.Linear(c["hidden_size"], 1)
         else:
             self.classifier = nn.Linear(c["hidden_size"], len(c["id2label"]))
 
@@ -197,13 +199,15 @@ class Task(nn.Module):
             ls = F.cross_entropy(s, start.clamp(0, T), ignore_index=T)
             le = F.cross_entropy(e, end.clamp(0, T), ignore_index=T)
             return (ls + le) / 2, logits
-        if self.kind == "seq-cls":
-            if self.c["classifier_pooling"] == "cls":
+        if self.kind in ("seq-cls", "multiple-choice"):
+            if self.c["classifier_pooling"] == "cls":  # the first token (right padding: the first non-pad)
                 h = h[:, 0]
             else:
                 m = mask.to(h.dtype)
                 h = (h * m.unsqueeze(-1)).sum(dim=1) / m.sum(dim=1, keepdim=True)
             logits = self.classifier(self.head(h))
+            if self.kind == "multiple-choice":  # ModernBertForMultipleChoice: one logit per choice
+                logits = logits.view(labels.shape[0], -1)
             return F.cross_entropy(logits, labels), logits
         if self.kind == "token-cls":
             logits = self.classifier(self.head(h))
@@ -266,6 +270,7 @@ def hf_init(model, g):
 def make_inputs(c, head, g, T=T, lens=LENS):
     V = c["vocab_size"]
     pad = c["pad_token_id"]
+    B = len(lens)
     ids = torch.randint(4, V, (B, T), generator=g)
     mask = torch.zeros(B, T, dtype=torch.long)
     for b, n in enumerate(lens):
@@ -275,6 +280,8 @@ def make_inputs(c, head, g, T=T, lens=LENS):
     n = len(c["id2label"]) if "id2label" in c else V
     if head == "qa":  # T: ignored; 40 > T: ignored; -3 clamps to 0; 7 is past the third feature (padded: a pad)
         return ids, mask, (torch.tensor([3, T, 7]), torch.tensor([5, 40, -3]))
+    if head == "multiple-choice":  # 2 examples x 3 choices, rows choice-major within an example
+        return ids, mask, torch.tensor([2, 0])
     if head == "seq-cls":
         labels = torch.randint(0, n, (B,), generator=g)
     else:
@@ -314,6 +321,7 @@ CASES = [  # (file stem, config, head, T, feature lengths)
     # tokens on): two features span several blocks, the third does not.
     ("modernbert_token-cls-long", tiny(**labels_n(5)), "token-cls", 48, [48, 45, 20]),
     ("modernbert_qa", tiny(), "qa", T, LENS),
+    ("modernbert_multiple-choice", tiny(classifier_pooling="mean"), "multiple-choice", T, [12, 9, 5, 11, 7, 12]),
 ]
 
 
@@ -351,6 +359,7 @@ def main():
             tensors["bf16." + k] = v
         path = os.path.join(OUT, f"tiny_{stem}.safetensors")
         R.save_safetensors(path, tensors, {"format": "pt", "config": json.dumps(cfg), "head": head,
+                                           "num_choices": "3" if head == "multiple-choice" else "0",
                                            "generator": "scripts/golden_modernbert.py, torch " + torch.__version__})
         print(f"{path}: {os.path.getsize(path)} bytes, loss f64 {float(ref['loss']):.6f} "
               f"bf16 {float(bf['loss']):.6f}")

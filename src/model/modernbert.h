@@ -21,14 +21,16 @@ class Head;
 //   per layer l: [attn_norm.weight (l > 0)], attn.Wqkv.weight [3H, H], attn.Wo.weight [H, H],
 //                mlp_norm.weight, mlp.Wi.weight [2I, H], mlp.Wo.weight [H, I]
 //   model.final_norm.weight
-//   head.dense.weight [H, H], head.norm.weight, then classifier.{weight,bias} [C, H], [C] (QA: C = 2) or
+//   head.dense.weight [H, H], head.norm.weight, then classifier.{weight,bias} [C, H], [C] (QA: C = 2,
+//   multiple choice: 1) or
 //   decoder.bias [V]
 // Norms have no bias and the linears none (the configs refuse the bias options). LayerOffsets maps
 // ln1 = attn_norm (-1 on layer 0: the identity), ln2 = mlp_norm, qkv = Wqkv, attn_out = attn.Wo,
-// ffn_in = mlp.Wi, ffn_out = mlp.Wo; every bias offset is -1. Throws for multiple choice (not here yet).
+// ffn_in = mlp.Wi, ffn_out = mlp.Wo; every bias offset is -1.
 ParamLayout make_modernbert_layout(const ModelConfig& config, HeadKind head);
 
-// Question answering, sequence classification (cls or mean pooling), token classification, masked LM.
+// Question answering, sequence classification and multiple choice (cls or mean pooling), token
+// classification, masked LM.
 std::unique_ptr<Head> make_modernbert_head(HeadKind head);
 
 }  // namespace ct::model

@@ -7,9 +7,6 @@
 namespace ct::model {
 
 ParamLayout make_modernbert_layout(const ModelConfig& c, HeadKind head) {
-  if (head == HeadKind::multiple_choice)
-    fail("model: ModernBert", head_class_suffix(head),
-         " is not supported (modernbert has qa, seq-cls, token-cls and mlm heads here)");
   // What the reader checks, again for configs built in code (the bench's).
   CT_CHECK(c.global_attn_every_n_layers > 0, "model config: global_attn_every_n_layers must be > 0, got ",
            c.global_attn_every_n_layers);
@@ -64,7 +61,8 @@ ParamLayout make_modernbert_layout(const ModelConfig& c, HeadKind head) {
     h.out_features = c.vocab_size;
     h.out_b = add("decoder.bias", {c.vocab_size}, false);
   } else {
-    h.out_features = head == HeadKind::span ? 2 : c.num_labels;  // QA: start and end logits
+    // QA: start and end logits; multiple choice: one per choice
+    h.out_features = head == HeadKind::span ? 2 : head == HeadKind::multiple_choice ? 1 : c.num_labels;
     h.out_w = add("classifier.weight", {h.out_features, H}, true);
     h.out_b = add("classifier.bias", {h.out_features}, false);
   }

@@ -38,17 +38,18 @@ struct MbGolden {
   std::string stem;
   ModelConfig config;
   HeadKind head = HeadKind::sequence_classification;
-  int64_t B = 0, T = 0;
+  int64_t B = 0, T = 0, num_choices = 0;
   std::vector<int32_t> ids, mask, labels, start, end;
   SafetensorsFile file;
 };
 
 MbGolden load_mb_golden(const std::string& stem) {
   const std::string path = golden_path(stem);
-  MbGolden g{stem, {}, HeadKind::sequence_classification, 0, 0, {}, {}, {},
+  MbGolden g{stem, {}, HeadKind::sequence_classification, 0, 0, 0, {}, {}, {},
              {},   {}, SafetensorsFile::open(path)};
   g.config = config_from_json(nlohmann::json::parse(g.file.metadata().at("config")), path);
   g.head = head_from_name(g.file.metadata().at("head"));
+  g.num_choices = std::stoll(g.file.metadata().at("num_choices"));
   const SafetensorInfo& ids = g.file.at("input.input_ids");
   g.B = ids.shape.at(0);
   g.T = ids.shape.at(1);
@@ -93,6 +94,7 @@ Inputs inputs_of(const MbGolden& g, bool packed) {
   b.attention_mask = packed ? nullptr : g.mask.data();
   b.seq_lens = packed ? in.seq_lens.data() : nullptr;
   b.labels = in.labels.empty() ? nullptr : in.labels.data();
+  b.num_choices = g.num_choices;
   b.start_positions = g.start.empty() ? nullptr : g.start.data();
   b.end_positions = g.end.empty() ? nullptr : g.end.data();
   return in;
@@ -181,8 +183,9 @@ void check(const std::string& stem, Precision precision, bool packed) {
 }
 
 // -long: T 48, long enough for the banded local attention (see modernbert_body.cpp).
-const char* const kStems[] = {"modernbert_seq-cls", "modernbert_seq-cls-mean",   "modernbert_token-cls",
-                              "modernbert_mlm",     "modernbert_token-cls-long", "modernbert_qa"};
+const char* const kStems[] = {
+    "modernbert_seq-cls",        "modernbert_seq-cls-mean", "modernbert_token-cls",      "modernbert_mlm",
+    "modernbert_token-cls-long", "modernbert_qa",           "modernbert_multiple-choice"};
 
 TEST(ModernBert, F32MatchesTheReferencePadded) {
   for (const char* stem : kStems) check(stem, Precision::f32, false);
@@ -282,7 +285,6 @@ TEST(ModernBert, UnsupportedOptionsAreRefusedNamingTheField) {
     }
   }
   const ModelConfig c = config_from_json(hub_base_config(), "base/config.json");
-  EXPECT_THROW(EncoderModel(c, HeadKind::multiple_choice, Precision::f32), Error);
   ModelConfig in_code = c;  // built in code without the attention pattern
   in_code.global_attn_every_n_layers = 0;
   EXPECT_THROW(make_param_layout(in_code, HeadKind::masked_lm), Error);

@@ -3,7 +3,7 @@
 
 usage: modernbert_torch_exchange.py <ct_checkpoint_tool> <scripts dir holding golden_modernbert.py>
 
-For each head (qa, seq-cls, token-cls, mlm), a tiny ModernBERT written by coretrain (config.json +
+For each head (qa, seq-cls, multiple-choice, token-cls, mlm), a tiny ModernBERT written by coretrain (config.json +
 model.safetensors) loads into golden_modernbert's plain-PyTorch model with load_state_dict(strict=True) (every
 name and shape HF's, nothing missing or extra), and the reference's logits on coretrain's inputs equal
 coretrain's (real tokens; the masked LM without labels projects every token).
@@ -29,7 +29,7 @@ failures = []
 def reference_logits(model, head, ids, mask):
     with torch.no_grad():
         h = model.model(ids, mask)
-        if head == "seq-cls":
+        if head in ("seq-cls", "multiple-choice"):  # multiple choice: the 2 rows are one example's choices
             if model.c["classifier_pooling"] == "cls":
                 p = h[:, 0]
             else:
@@ -43,7 +43,7 @@ def reference_logits(model, head, ids, mask):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for head in ("qa", "seq-cls", "token-cls", "mlm"):
+        for head in ("qa", "seq-cls", "multiple-choice", "token-cls", "mlm"):
             d = os.path.join(tmp, head)
             os.makedirs(d)
             subprocess.run([TOOL, "write", d, "modernbert", "77", head], check=True)
@@ -62,7 +62,7 @@ def main():
             mask = torch.tensor(out["attention_mask"])
             ref = reference_logits(model, head, ids, mask).reshape(-1)
             ours = torch.tensor(out["logits"], dtype=torch.float64)
-            if head != "seq-cls":  # coretrain's rows are every token of the padded batch: keep the real ones
+            if head in ("qa", "token-cls", "mlm"):  # coretrain's rows are every token of the padded batch: keep the real ones
                 width = ours.numel() // mask.numel()
                 ours = ours.view(-1, width)[mask.reshape(-1) == 1].reshape(-1)
             if ours.shape != ref.shape:

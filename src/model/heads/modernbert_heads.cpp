@@ -1,6 +1,7 @@
 // ModernBERT's task heads: the prediction head (head.dense without bias -> classifier_activation ->
 // head.norm without bias) over some rows of the final hidden state, then
-//   sequence classification: rows = each feature pooled (classifier_pooling "cls": its first token; "mean":
+//   sequence classification and multiple choice (one logit per choice, cross-entropy over each example's):
+//                            rows = each feature pooled (classifier_pooling "cls": its first token; "mean":
 //                            the mean over its own tokens, HF's masked mean), dropout, classifier;
 //   token classification:    rows = every token, dropout, classifier, cross-entropy over labels != -100;
 //   question answering:      rows = every token, dropout, then the span head (model/heads/span_head.cpp)
@@ -45,7 +46,7 @@ class ModernBertHead final : public Head {
     rows_.clear();
     targets_.clear();
     weights_.clear();
-    if (kind_ == HeadKind::sequence_classification) {
+    if (pooled()) {
       M_ = ps.B;
       x_.resize(M_ * H);
       for (int64_t b = 0; b < ps.B; ++b) {
@@ -125,7 +126,7 @@ class ModernBertHead final : public Head {
     linear_backward_params(ps.G + o.dense_w, nullptr, dz_.f.data(), dz_.mm(ps.dt), x_.mm(ps.dt), M_, H, H,
                            ps.dt, true);
     const float* dx = dx_.f.data();
-    if (kind_ != HeadKind::sequence_classification) {
+    if (!pooled()) {
       for (int64_t m = 0; m < M_; ++m) copy_f32(dhidden + rows_[m] * H, dx + m * H, H);
     } else if (ps.config->classifier_pooling == "cls") {
       for (int64_t b = 0; b < ps.B; ++b) copy_f32(dhidden + ps.first_row(b) * H, dx + b * H, H);
@@ -154,8 +155,8 @@ class ModernBertHead final : public Head {
         kernels::bce_with_logits_backward(dl, logits_.data(), ftargets_.data(), M_ * C, ps.loss_scale);
         break;
       case Loss::cross_entropy:
-        kernels::cross_entropy_backward(dl, logits_.data(), lse_.data(), targets_.data(), M_, C, C, 1, -100,
-                                        ps.loss_scale);
+        kernels::cross_entropy_backward(dl, logits_.data(), lse_.data(), targets_.data(), ce_rows_,
+                                        ce_classes_, ce_classes_, 1, -100, ps.loss_scale);
         break;
       case Loss::none:
         fail("model backward: the last forward had no labels, so there is no loss");
@@ -172,13 +173,27 @@ class ModernBertHead final : public Head {
   void drop(const HeadPass& ps, float* v) const {
     // A config built in code may leave classifier_dropout null (-1): ModernBertConfig's default is 0.
     const double p = std::max(0.0, ps.config->classifier_dropout);
-    if (kind_ == HeadKind::sequence_classification)
+    if (pooled())
       apply_dropout(v, nullptr, v, M_ * ps.H, ps.site(p, 0, ps.H));
     else if (kind_ == HeadKind::token_classification || kind_ == HeadKind::span)
       apply_dropout_rows(v, nullptr, v, ps.N, ps.H, ps.T, *ps.cu, ps.site(p, 0, ps.T * ps.H));
   }
 
   float loss(const ModelConfig& c, const Batch& batch, int64_t C) {
+    ce_rows_ = M_;
+    ce_classes_ = C;
+    if (kind_ == HeadKind::multiple_choice) {  // one logit per choice, cross-entropy over each example's
+      CT_CHECK(batch.num_choices > 0 && M_ % batch.num_choices == 0, "multiple choice: batch of ", M_,
+               " rows is not examples x num_choices (", batch.num_choices, ")");
+      if (!batch.labels) return std::numeric_limits<float>::quiet_NaN();
+      loss_ = Loss::cross_entropy;
+      ce_rows_ = M_ / batch.num_choices;
+      ce_classes_ = batch.num_choices;
+      targets_.assign(batch.labels, batch.labels + ce_rows_);
+      lse_.resize(ce_rows_);
+      return kernels::cross_entropy_forward(lse_.data(), logits_.data(), targets_.data(), ce_rows_,
+                                            ce_classes_, ce_classes_, 1, -100);
+    }
     if (kind_ == HeadKind::sequence_classification) {
       if (!batch.labels && !batch.float_labels) return std::numeric_limits<float>::quiet_NaN();
       std::string pt = c.problem_type;
@@ -213,7 +228,13 @@ class ModernBertHead final : public Head {
     return kernels::cross_entropy_forward(lse_.data(), logits_.data(), targets_.data(), M_, C, C, 1, -100);
   }
 
+  // Heads on one pooled row per feature.
+  bool pooled() const {
+    return kind_ == HeadKind::sequence_classification || kind_ == HeadKind::multiple_choice;
+  }
+
   HeadKind kind_;
+  int64_t ce_rows_ = 0, ce_classes_ = 0;  // the cross-entropy's rows and classes (multiple choice: examples)
   std::unique_ptr<Head> span_;  // question answering: the span head over the prediction head's output
   kernels::Activation act_ = kernels::Activation::gelu;
   int64_t M_ = 0;               // rows the prediction head ran on
