@@ -24,6 +24,7 @@
 // attention output, 3 + 3l the MLP's gated activation, 1 + 3L + k the head's.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -175,6 +176,10 @@ struct EncoderModel::ModernBuffers {
   std::vector<int64_t> cu;
   std::vector<int32_t> ids, pos;
   bool have_forward = false, kept = false, has_mask = false;
+  // Global layers share one probabilities buffer (see recompute_threshold_bytes); probs_layer is the layer
+  // whose probabilities it holds.
+  bool recompute_global = false;
+  int64_t probs_layer = -1;
   StepOptions opts;
 
   template <class T>
@@ -185,6 +190,16 @@ struct EncoderModel::ModernBuffers {
     return static_cast<T*>(p.get());
   }
 };
+
+// Above this many bytes of attention probabilities per global layer (ModernBERT-base at 8,192 tokens: 3.2
+// GB), the global layers share one buffer and backward recomputes each layer's probabilities (one more
+// attention forward per global layer) instead of keeping L / n of them. CORETRAIN_RECOMPUTE_ATTENTION_MB
+// overrides the default of 256 (0: always recompute).
+static int64_t recompute_threshold_bytes() {
+  const char* env = std::getenv("CORETRAIN_RECOMPUTE_ATTENTION_MB");
+  const int64_t mb = env && *env ? std::atoll(env) : 256;
+  return std::max<int64_t>(0, mb) << 20;
+}
 
 int64_t EncoderModel::modernbert_activation_bytes() const {
   return mb_ ? mb_->bytes : 0;
@@ -301,6 +316,8 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
     const int64_t n = cap_n;
     auto dtbuf = [&](int64_t k) { return m->alloc<char>(k * esz); };
     m->layers.resize(keep ? L : 1);
+    m->recompute_global = keep && cap_g * static_cast<int64_t>(sizeof(float)) > recompute_threshold_bytes();
+    float* shared_probs = m->recompute_global ? m->alloc<float>(cap_g) : nullptr;
     for (int64_t l = 0; l < static_cast<int64_t>(m->layers.size()); ++l) {
       MbLayer& a = m->layers[l];
       const bool local = l % c.global_attn_every_n_layers != 0;
@@ -309,7 +326,12 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
       a.h1 = dtbuf(n * H);
       a.qkv = dtbuf(n * 3 * H);
       // Inference shares one layer's buffers among all layers: the larger need.
-      a.probs = m->alloc<float>(!keep ? std::max(cap_g, cap_l) : local ? cap_l : cap_g);
+      if (!keep)
+        a.probs = m->alloc<float>(std::max(cap_g, cap_l));
+      else if (local)
+        a.probs = m->alloc<float>(cap_l);
+      else
+        a.probs = m->recompute_global ? shared_probs : m->alloc<float>(cap_g);
       a.ctx = dtbuf(n * H);
       a.res1 = m->alloc<float>(n * H);
       a.mean2 = m->alloc<float>(n);
@@ -431,6 +453,7 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
     dims.ld_qkv = 3 * H;
     dims.window = local ? c.local_attention / 2 : 0;
     const kernels::DropoutSite attn_site = site(c.attention_probs_dropout_prob, sid, H);
+    if (!local) mb.probs_layer = l;
     if (local && attn_site.p == 0.0f)
       band_forward(a.ctx, a.probs, a.qkv, mb.ctx_block, sequences(B, T, mb.cu, mask), dims, dt);
     else if (packed)
@@ -589,6 +612,15 @@ void EncoderModel::backward_modernbert(const GradReadyFn& on_ready, float loss_s
     dims.ld_qkv = 3 * H;
     dims.window = local ? c.local_attention / 2 : 0;
     const kernels::DropoutSite attn_site = site(c.attention_probs_dropout_prob, sid, H);
+    if (!local && mb.recompute_global && mb.probs_layer != l) {  // the shared buffer holds another layer's
+      if (packed)
+        kernels::attention_forward_varlen(mb.ctx_block, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz,
+                                          mb.cu.data(), dims, dt, attn_site);
+      else
+        kernels::attention_forward(mb.ctx_block, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz,
+                                   mb.has_mask ? mb.mask : nullptr, dims, dt, attn_site);
+      mb.probs_layer = l;
+    }
     if (local && attn_site.p == 0.0f)
       band_backward(mb.dqkv, mb.dctx, a.qkv, a.probs, mb.dctx_block,
                     sequences(B, T, mb.cu, mb.has_mask ? mb.mask : nullptr), dims, dt);

@@ -195,6 +195,31 @@ TEST(ModernBert, F32MatchesTheReferencePacked) {
   for (const char* stem : kStems) check(stem, Precision::f32, true);
 }
 
+// Global layers sharing one probabilities buffer, recomputed in backward (what long inputs run), give the
+// same numbers; with attention dropout too (the recomputation draws the same masks).
+TEST(ModernBert, RecomputedGlobalAttentionMatchesTheReference) {
+  ::setenv("CORETRAIN_RECOMPUTE_ATTENTION_MB", "0", 1);
+  for (const char* stem : kStems) {
+    check(stem, Precision::f32, false);
+    check(stem, Precision::f32, true);
+  }
+  MbGolden g = load_mb_golden("modernbert_token-cls");
+  g.config.attention_probs_dropout_prob = 0.1;
+  const StepOptions o{true, 17, 3, {}};
+  EncoderModel recomputed(g.config, g.head, Precision::f32);
+  load_params(recomputed, g);
+  Inputs in = inputs_of(g, false);
+  const float loss_r = recomputed.forward(in.batch, o);
+  recomputed.backward();
+  ::unsetenv("CORETRAIN_RECOMPUTE_ATTENTION_MB");
+  EncoderModel kept(g.config, g.head, Precision::f32);
+  load_params(kept, g);
+  EXPECT_EQ(kept.forward(in.batch, o), loss_r);
+  kept.backward();
+  EXPECT_EQ(0, std::memcmp(kept.grads_data(), recomputed.grads_data(), kept.num_params() * sizeof(float)));
+  EXPECT_LT(recomputed.activation_bytes(), kept.activation_bytes());
+}
+
 TEST(ModernBert, Bf16StaysCloseToTheReference) {
   for (const char* stem : kStems) {
     check(stem, Precision::bf16, false);
