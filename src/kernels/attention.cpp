@@ -29,7 +29,8 @@ thread_local Scratch t_pd, t_dpd, t_dctx;
 
 struct Resolved {
   int64_t B, T, NH, HS, H, ldq, ldc, TT;
-  int64_t Tn;  // dropout counter stride (AttentionDims::drop_T)
+  int64_t Tn;          // dropout counter stride (AttentionDims::drop_T)
+  int64_t window = 0;  // AttentionDims::window
 };
 
 Resolved resolve(const AttentionDims& d) {
@@ -43,7 +44,9 @@ Resolved resolve(const AttentionDims& d) {
              d.ld_qkv ? d.ld_qkv : d.NH * d.HS,
              d.ld_ctx ? d.ld_ctx : d.NH * d.HS,
              d.T * d.T,
-             d.drop_T ? d.drop_T : d.T};
+             d.drop_T ? d.drop_T : d.T,
+             d.window};
+  CT_CHECK(d.window >= 0, "attention: window=", d.window, " must be >= 0 (0: global attention)");
   CT_CHECK(r.Tn >= r.T, "attention: drop_T=", r.Tn, " shorter than the sequence length ", r.T);
   CT_CHECK(r.ldq >= r.H && r.ldc >= r.H, "attention: row strides ld_qkv=", r.ldq, " ld_ctx=", r.ldc,
            " smaller than hidden ", r.H);
@@ -127,6 +130,11 @@ void softmax_rows(float* probs, TD* pd, const float* mask, const int64_t* lens, 
       const float* m = mask + b * T;
 #pragma omp simd
       for (int64_t j = 0; j < L; ++j) x[j] += m[j] == 0.0f ? -FLT_MAX : 0.0f;
+    }
+    if (r.window > 0) {  // HF's sliding-window mask replaces the score outside the band by the lowest float
+      const int64_t i = row % T;
+      for (int64_t j = 0; j < std::min(L, i - r.window); ++j) x[j] = -FLT_MAX;
+      for (int64_t j = std::max<int64_t>(0, i + r.window + 1); j < L; ++j) x[j] = -FLT_MAX;
     }
     float mx = -FLT_MAX;
 #pragma omp simd reduction(max : mx)
@@ -486,6 +494,7 @@ void attention_forward_reference(float* ctx, float* probs, const float* q, const
             acc += static_cast<double>(q[(b * T + i) * H + h * HS + c]) * k[(b * T + j) * H + h * HS + c];
           acc /= std::sqrt(static_cast<double>(HS));
           if (mask && mask[b * T + j] == 0.0f) acc += -static_cast<double>(FLT_MAX);
+          if (d.window > 0 && std::abs(i - j) > d.window) acc = -static_cast<double>(FLT_MAX);
           s[j] = acc;
           mx = std::max(mx, acc);
         }

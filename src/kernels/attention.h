@@ -27,6 +27,10 @@ struct AttentionDims {
   // drop_T + i) * drop_T + j. The varlen entry points set it to the padded length a packed batch replaces, so
   // a sequence drops exactly the units it would drop padded. 0 = T.
   int64_t drop_T = 0;
+  // Sliding window (ModernBERT's local layers): query i attends to keys j with |i - j| <= window only, the
+  // others masked like padding (probability exactly 0; backward then needs nothing more). 0 = global. The
+  // products still span every key (O(T^2)); only the softmax rows see the band.
+  int64_t window = 0;
 };
 
 // Forward. q, k, v: [B, T, *] rows of type dt (f32 or bf16) with row stride ld_qkv, head h at column h*HS.

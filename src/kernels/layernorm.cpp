@@ -20,8 +20,13 @@ void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, con
     for (int64_t i = 0; i < C; ++i) v += (x[i] - m) * (x[i] - m);
     const float rs = 1.0f / std::sqrt(v / C + eps);
     float* o = out + r * C;
+    if (bias) {
 #pragma omp simd
-    for (int64_t i = 0; i < C; ++i) o[i] = (x[i] - m) * rs * weight[i] + bias[i];
+      for (int64_t i = 0; i < C; ++i) o[i] = (x[i] - m) * rs * weight[i] + bias[i];
+    } else {  // LayerNorm(bias=False) (ModernBERT)
+#pragma omp simd
+      for (int64_t i = 0; i < C; ++i) o[i] = (x[i] - m) * rs * weight[i];
+    }
     if (out_bf16) {
       bf16* ob = out_bf16 + r * C;
       for (int64_t i = 0; i < C; ++i) ob[i] = to_bf16(o[i]);
@@ -96,7 +101,7 @@ void layernorm_forward_reference(float* out, float* mean, float* rstd, const flo
     for (int64_t i = 0; i < C; ++i) v += (x[i] - m) * (x[i] - m);
     const double rs = 1.0 / std::sqrt(v / C + eps);
     for (int64_t i = 0; i < C; ++i)
-      out[r * C + i] = static_cast<float>((x[i] - m) * rs * weight[i] + bias[i]);
+      out[r * C + i] = static_cast<float>((x[i] - m) * rs * weight[i] + (bias ? bias[i] : 0.0f));
     mean[r] = static_cast<float>(m);
     rstd[r] = static_cast<float>(rs);
   }

@@ -10,13 +10,14 @@
 namespace ct::kernels {
 
 // out[N, C] = (inp - mean) * rstd * weight + bias per row; writes (OVERWRITES) out, mean[N], rstd[N], and
-// out_bf16[N, C] when it is not null. eps is config.layer_norm_eps (1e-12 for BERT). out may alias inp.
+// out_bf16[N, C] when it is not null. eps is config.layer_norm_eps (1e-12 for BERT). out may alias inp. bias
+// may be null (no bias: ModernBERT's norms).
 void layernorm_forward(float* out, bf16* out_bf16, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int64_t N, int64_t C, float eps);
 
 // ADDS (+=) into dinp[N, C], dweight[C], dbias[C]. `inp` is the forward input (not the output), mean/rstd
 // what forward saved. dweight/dbias accumulate deterministically (fixed reduction order for any thread
-// count). dinp must not alias dout.
+// count). dinp must not alias dout. dbias may be null (a norm without bias).
 // accumulate_dinp = false OVERWRITES dinp instead (dweight/dbias still accumulate).
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                         const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C,

@@ -18,8 +18,8 @@ namespace ct::model {
 namespace {
 
 // base_model_prefix of the architectures we build (Bert, DistilBert, Roberta (also XLM-R's and CamemBERT's
-// classes), Electra).
-const char* const kBasePrefixes[] = {"bert.", "distilbert.", "roberta.", "electra."};
+// classes), Electra, ModernBert).
+const char* const kBasePrefixes[] = {"bert.", "distilbert.", "roberta.", "electra.", "model."};
 
 bool starts_with(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;

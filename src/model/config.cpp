@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "kernels/activation.h"
+#include "model/modernbert_config.h"
 
 namespace ct::model {
 
@@ -254,9 +255,11 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& source)
     c = read_bert_like(r, type);
   } else if (type == "distilbert") {
     c = read_distilbert(r);
+  } else if (type == "modernbert") {
+    return modernbert_config_from_json(j, source);
   } else {
     fail(source, ": field \"model_type\" is \"", type,
-         "\", expected bert, distilbert, roberta, xlm-roberta, camembert or electra");
+         "\", expected bert, distilbert, roberta, xlm-roberta, camembert, electra or modernbert");
   }
   if (const json* arch = r.peek("architectures"); arch && arch->is_array())
     for (const auto& a : *arch)
@@ -280,6 +283,7 @@ std::string ModelConfig::base_prefix() const {
   if (is_distilbert()) return "distilbert.";
   if (is_roberta_like()) return "roberta.";  // XLMRoberta and Camembert classes keep RoBERTa's prefix
   if (is_electra()) return "electra.";
+  if (is_modernbert()) return "model.";
   return "bert.";
 }
 
@@ -289,6 +293,7 @@ std::string ModelConfig::class_prefix() const {
   if (model_type == "xlm-roberta") return "XLMRoberta";
   if (model_type == "camembert") return "Camembert";
   if (model_type == "electra") return "Electra";
+  if (model_type == "modernbert") return "ModernBert";
   return "Bert";
 }
 
@@ -368,7 +373,9 @@ std::string config_to_json(const ModelConfig& c, HeadKind head) {
     j["id2label"] = id2label;
     j["label2id"] = label2id;
   }
-  if (c.is_distilbert()) {
+  if (c.is_modernbert()) {
+    write_modernbert_fields(c, j);
+  } else if (c.is_distilbert()) {
     j["dim"] = c.hidden_size;
     j["n_layers"] = c.num_hidden_layers;
     j["n_heads"] = c.num_attention_heads;

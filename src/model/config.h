@@ -48,6 +48,14 @@ struct ModelConfig {
   double seq_classif_dropout = 0.2;  // distilbert's sequence-classification / multiple-choice dropout
   // config.json "architectures" as read (the writer names the head it saves instead).
   std::vector<std::string> architectures;
+  // ModernBERT (model/modernbert_config.cpp): rotary local/global attention and its heads' options.
+  int64_t global_attn_every_n_layers = 0;  // layer l attends globally when l % n == 0
+  int64_t local_attention = 0;             // window width: local layers see local_attention / 2 each side
+  double global_rope_theta = 160000.0, local_rope_theta = 10000.0;
+  double initializer_cutoff_factor = 2.0;
+  double mlp_dropout = 0.0;
+  std::string classifier_pooling = "cls";  // "cls" | "mean"
+  std::string classifier_activation = "gelu";
   // Fields we do not interpret, kept so a saved config.json round-trips them.
   nlohmann::json extra = nlohmann::json::object();
 
@@ -56,6 +64,7 @@ struct ModelConfig {
     return model_type == "roberta" || model_type == "xlm-roberta" || model_type == "camembert";
   }
   bool is_electra() const { return model_type == "electra"; }
+  bool is_modernbert() const { return model_type == "modernbert"; }
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   // Width of the embedding tables (ELECTRA's embedding_size, else hidden_size).
   int64_t embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }

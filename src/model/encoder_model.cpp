@@ -21,6 +21,7 @@
 #include "kernels/linear.h"
 #include "model/head.h"
 #include "model/model_ops.h"
+#include "model/modernbert.h"
 
 namespace ct::model {
 
@@ -104,6 +105,7 @@ EncoderModel::EncoderModel(const ModelConfig& config, HeadKind head, Precision p
       head_ = make_masked_lm_head();
       break;
   }
+  if (config.is_modernbert()) head_ = make_modernbert_head(head);
   params_owner_ = aligned_alloc_shared(layout_.total * 4);
   params_ = static_cast<float*>(params_owner_.get());
   if (grad_slab) {
@@ -122,6 +124,7 @@ void EncoderModel::set_precision(Precision precision) {
     weights_bf16_ = static_cast<bf16*>(weights_bf16_owner_.get());
   }
   buf_.reset();  // activations are laid out in the run precision
+  mb_.reset();
   weights_dirty_ = true;
 }
 
@@ -165,6 +168,7 @@ void EncoderModel::init_weights(uint64_t seed, const std::vector<std::string>& n
 
 void EncoderModel::init_weights_if(uint64_t seed,
                                    const std::function<bool(const std::string&)>& selected_name) {
+  if (config_.is_modernbert()) return init_weights_modernbert(seed, selected_name);
   const float stdev = static_cast<float>(config_.initializer_range);
   uint64_t counter = 0;  // Generator words consumed so far: each normal() takes four
   for (const ParamInfo& p : layout_.params) {
@@ -209,6 +213,10 @@ const void* EncoderModel::weight(int64_t offset) const {
 void EncoderModel::refresh_low_precision_weights() {
   weights_dirty_ = false;
   if (precision_ != Precision::bf16) return;
+  if (config_.is_modernbert()) {  // every weight but the norms is a matmul operand
+    to_bf16(weights_bf16_, params_, layout_.total);
+    return;
+  }
   const int64_t H = config_.hidden_size, I = config_.intermediate_size;
   auto conv = [&](int64_t off, int64_t n) { to_bf16(weights_bf16_ + off, params_ + off, n); };
   for (const LayerOffsets& lo : layout_.layers) {
@@ -231,6 +239,7 @@ const std::vector<float>& EncoderModel::logits() const {
 }
 
 int64_t EncoderModel::activation_bytes() const {
+  if (config_.is_modernbert()) return modernbert_activation_bytes();
   return buf_ ? buf_->bytes : 0;
 }
 
@@ -308,6 +317,7 @@ void EncoderModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t 
 }
 
 float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
+  if (config_.is_modernbert()) return forward_modernbert(batch, options);
   const int64_t B = batch.B, T = batch.T;
   CT_CHECK(B > 0 && T > 0, "model forward: batch shape [", B, ", ", T, "] must be positive");
   CT_CHECK(options.row_keys.empty() || static_cast<int64_t>(options.row_keys.size()) == B,
@@ -539,6 +549,7 @@ kernels::DropoutSite EncoderModel::dropout_site(const StepOptions& options, doub
 }
 
 void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
+  if (config_.is_modernbert()) return backward_modernbert(on_ready, loss_scale, accumulate);
   CT_CHECK(buf_ && buf_->have_forward, "model backward: no forward pass to differentiate");
   CT_CHECK(buf_->kept, "model backward: the last forward ran with keep_activations off (inference)");
   CT_CHECK(head_->has_loss(), "model backward: the last forward had no labels (",

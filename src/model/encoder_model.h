@@ -151,6 +151,13 @@ class EncoderModel {
   HeadPass head_pass(const StepOptions& options, float loss_scale, bool accumulate);
   kernels::DropoutSite dropout_site(const StepOptions& options, double p, uint64_t id, int64_t T) const;
 
+  // ModernBERT's body (model/modernbert_body.cpp), dispatched to on config_.is_modernbert().
+  struct ModernBuffers;
+  float forward_modernbert(const Batch& batch, const StepOptions& options);
+  void backward_modernbert(const GradReadyFn& on_ready, float loss_scale, bool accumulate);
+  void init_weights_modernbert(uint64_t seed, const std::function<bool(const std::string&)>& selected_name);
+  int64_t modernbert_activation_bytes() const;
+
   ModelConfig config_;
   ParamLayout layout_;
   Precision precision_;
@@ -160,6 +167,7 @@ class EncoderModel {
   bf16* weights_bf16_ = nullptr;
   bool weights_dirty_ = true;
   std::unique_ptr<Buffers> buf_;
+  std::shared_ptr<ModernBuffers> mb_;  // shared_ptr: its type is complete in modernbert_body.cpp only
   std::unique_ptr<Head> head_;
 };
 

@@ -1,5 +1,6 @@
 #include "model/flops.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace ct::model {
@@ -7,12 +8,29 @@ namespace ct::model {
 double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths) {
   const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
   const double layers = static_cast<double>(c.num_hidden_layers);
-  // Per token and layer: QKV (H x 3H), attention output (H x H), FFN in and out (H x I twice); the head 2H.
-  const double per_token = layers * (2 * H * 3 * H + 2 * H * H + 2 * 2 * H * I) + 2 * H * 2;
+  // Per token and layer: QKV (H x 3H), attention output (H x H), FFN in and out (H x I twice; ModernBERT's
+  // GeGLU input projection is H x 2I); the head 2H.
+  const double ffn = c.is_modernbert() ? 2 * H * 2 * I + 2 * I * H : 2 * 2 * H * I;
+  const double per_token = layers * (2 * H * 3 * H + 2 * H * H + ffn) + 2 * H * 2;
+  // ModernBERT's local layers attend over a band of local_attention / 2 keys each side (counted as the
+  // band, not the blocks the kernel computes it in).
+  double global_layers = layers, local_layers = 0;
+  if (c.is_modernbert()) {
+    global_layers = static_cast<double>((c.num_hidden_layers + c.global_attn_every_n_layers - 1) /
+                                        c.global_attn_every_n_layers);
+    local_layers = layers - global_layers;
+  }
   double total = 0;
   for (int64_t len : lengths) {
     const double L = static_cast<double>(len);
-    total += per_token * L + layers * 2 * 2 * L * L * H;  // Q K^T and P V over the sequence's own keys
+    double band_keys = 0;  // sum over queries of the keys within the window
+    if (local_layers > 0) {
+      const int64_t w = c.local_attention / 2;
+      for (int64_t i = 0; i < len; ++i)
+        band_keys += static_cast<double>(std::min(len - 1, i + w) - std::max<int64_t>(0, i - w) + 1);
+    }
+    // Q K^T and P V over the sequence's own keys
+    total += per_token * L + global_layers * 2 * 2 * L * L * H + local_layers * 2 * 2 * band_keys * H;
   }
   return total;
 }
@@ -37,7 +55,7 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
       total += seqs * (2 * H * H + 2 * H);
       break;
     case HeadKind::token_classification:
-      total += tokens * 2 * H * labels;
+      total += tokens * 2 * H * labels + (c.is_modernbert() ? tokens * 2 * H * H : 0.0);  // its head.dense
       break;
     case HeadKind::masked_lm: {
       const double W = c.is_electra() ? E : H;

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "kernels/activation.h"
+#include "model/modernbert.h"
 
 namespace ct::model {
 
@@ -22,9 +23,11 @@ std::vector<std::string> ParamLayout::head_param_names() const {
 }
 
 void validate_model_config(const ModelConfig& c) {
-  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra(),
+  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra() ||
+               c.is_modernbert(),
            "model config: model_type '", c.model_type,
-           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert or electra)");
+           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert, electra or "
+           "modernbert)");
   auto positive = [](int64_t v, const char* name) {
     CT_CHECK(v > 0, "model config: ", name, " must be > 0, got ", v);
   };
@@ -37,7 +40,7 @@ void validate_model_config(const ModelConfig& c) {
   positive(c.num_labels, "num_labels");
   CT_CHECK(c.hidden_size % c.num_attention_heads == 0, "model config: hidden_size ", c.hidden_size,
            " is not divisible by num_attention_heads ", c.num_attention_heads);
-  if (!c.is_distilbert()) positive(c.type_vocab_size, "type_vocab_size");
+  if (!c.is_distilbert() && !c.is_modernbert()) positive(c.type_vocab_size, "type_vocab_size");
   CT_CHECK(c.embedding_size >= 0, "model config: embedding_size must be > 0, got ", c.embedding_size);
   CT_CHECK(c.embedding_size == 0 || c.is_electra(), "model config: embedding_size is ELECTRA's field, not ",
            c.model_type, "'s");
@@ -61,6 +64,7 @@ void validate_model_config(const ModelConfig& c) {
 
 ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
   validate_model_config(c);
+  if (c.is_modernbert()) return make_modernbert_layout(c, head);
   const bool distil = c.is_distilbert();
   const int64_t H = c.hidden_size, I = c.intermediate_size, E = c.embedding_width();
   const std::string base = c.base_prefix();

@@ -47,6 +47,7 @@ struct ParamLayout {
   int64_t emb_ln_w = 0, emb_ln_b = 0;
   int64_t emb_proj_w = -1, emb_proj_b = -1;  // ELECTRA's embeddings_project [H, E], [H]; -1: none
   int64_t emb_begin = 0, emb_end = 0;        // embeddings, and the projection when there is one
+  int64_t final_norm_w = -1;                 // ModernBERT's model.final_norm (model/modernbert_layout.cpp)
   std::vector<LayerOffsets> layers;
   HeadKind head_kind = HeadKind::span;
   HeadOffsets head;

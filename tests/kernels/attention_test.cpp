@@ -79,6 +79,50 @@ TEST(Attention, BackwardMatchesReferenceAndFiniteDifferences) {
                   "dqkv vs finite differences");
 }
 
+// ModernBERT's local layers: a band of `window` keys each side, with padding, forward and backward against
+// the reference and finite differences; varlen with the same window equals the padded rows.
+TEST(Attention, SlidingWindowMatchesReferenceAndFiniteDifferences) {
+  Fixture f;
+  f.d.window = 1;
+  DropoutSite drop{0.0f, 5, 7, 0};
+  std::vector<float> ctx(B * T * H), probs(B * NH * T * T), ctx_r(B * T * H), probs_r(B * NH * T * T);
+  auto q = f.part(0), k = f.part(1), v = f.part(2);
+  attention_forward_reference(ctx_r.data(), probs_r.data(), q.data(), k.data(), v.data(), f.mask.data(), f.d,
+                              drop);
+  // The loss ignores the padded queries, as every head's does: their rows see no key but padding, so their
+  // probabilities saturate and carry no derivative worth checking.
+  auto r = test::randn(B * T * H, 4);
+  for (int64_t i = 4; i < T; ++i)
+    for (int64_t c = 0; c < H; ++c) r[(1 * T + i) * H + c] = 0.0f;
+  auto fwd = [&] {
+    attention_forward(ctx.data(), probs.data(), f.qkv.data(), f.qkv.data() + H, f.qkv.data() + 2 * H,
+                      f.mask.data(), f.d, DType::f32, drop);
+    return test::dot(ctx, r);
+  };
+  fwd();
+  test::expect_close(ctx, ctx_r, 1e-5, 1e-4, "windowed ctx");
+  test::expect_close(probs, probs_r, 1e-6, 1e-4, "windowed probs");
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j)
+      if (std::abs(i - j) > 1) {
+        EXPECT_EQ(probs[i * T + j], 0.0f) << i << "," << j;
+      }
+  std::vector<float> dqkv(B * T * 3 * H, 0.0f);
+  attention_backward(dqkv.data(), dqkv.data() + H, dqkv.data() + 2 * H, r.data(), f.qkv.data(),
+                     f.qkv.data() + H, f.qkv.data() + 2 * H, probs.data(), f.mask.data(), f.d, DType::f32,
+                     drop);
+  test::expect_fd(fwd, f.qkv.data(), dqkv.data(), B * T * 3 * H, 1e-2, 2e-3, 1e-2,
+                  "windowed dqkv vs finite differences");
+  // Varlen: sequence 1 is its first 4 rows (the padded keys dropped); its rows equal the padded ones.
+  const int64_t cu[3] = {0, T, T + 4};
+  std::vector<float> qkv_v(static_cast<size_t>((T + 4) * 3 * H));
+  std::copy(f.qkv.begin(), f.qkv.begin() + (T + 4) * 3 * H, qkv_v.begin());
+  std::vector<float> ctx_v((T + 4) * H), probs_v(varlen_probs_elems(cu, B, NH));
+  attention_forward_varlen(ctx_v.data(), probs_v.data(), qkv_v.data(), qkv_v.data() + H, qkv_v.data() + 2 * H,
+                           cu, f.d, DType::f32, drop);
+  for (int64_t i = 0; i < (T + 4) * H; ++i) EXPECT_NEAR(ctx_v[i], ctx[i], 1e-5) << i;
+}
+
 TEST(Attention, Bf16OperandsStayCloseToF32) {
   Fixture f;
   for (auto& x : f.qkv) x = round_bf16(x);  // the reference sees exactly the bf16 values

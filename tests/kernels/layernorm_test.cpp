@@ -27,6 +27,26 @@ TEST(LayerNorm, ForwardMatchesReferenceAndWritesBf16Copy) {
   for (int64_t i = 0; i < N * C; ++i) EXPECT_EQ(ybf[i].bits, to_bf16(y[i]).bits);
 }
 
+// LayerNorm(bias=False) (ModernBERT): a null bias is a zero one, forward and backward.
+TEST(LayerNorm, NullBiasIsZeroBias) {
+  const int64_t N = 6, C = 40;
+  auto x = randn(N * C, 8), w = randn(C, 9), r = randn(N * C, 10);
+  const std::vector<float> zero(C, 0.0f);
+  std::vector<float> y(N * C), m(N), rs(N), y0(N * C), m0(N), rs0(N);
+  std::vector<bf16> ybf(N * C);
+  layernorm_forward(y.data(), ybf.data(), m.data(), rs.data(), x.data(), w.data(), nullptr, N, C, 1e-5f);
+  layernorm_forward(y0.data(), nullptr, m0.data(), rs0.data(), x.data(), w.data(), zero.data(), N, C, 1e-5f);
+  EXPECT_EQ(y, y0);
+  for (int64_t i = 0; i < N * C; ++i) EXPECT_EQ(ybf[i].bits, to_bf16(y[i]).bits);
+  std::vector<float> dx(N * C), dw(C, 0.0f), dx0(N * C), dw0(C, 0.0f), db0(C, 0.0f);
+  layernorm_backward(dx.data(), dw.data(), nullptr, r.data(), x.data(), w.data(), m.data(), rs.data(), N, C,
+                     false);
+  layernorm_backward(dx0.data(), dw0.data(), db0.data(), r.data(), x.data(), w.data(), m.data(), rs.data(), N,
+                     C, false);
+  EXPECT_EQ(dx, dx0);
+  EXPECT_EQ(dw, dw0);
+}
+
 TEST(LayerNorm, BackwardMatchesReferenceAndFiniteDifferences) {
   const int64_t N = 5, C = 70;
   auto x = randn(N * C, 4), w = randn(C, 5), b = randn(C, 6), r = randn(N * C, 7);

@@ -1,5 +1,5 @@
 // Test helper for torch_load_test.py: the C++ side of the checkpoint exchange with PyTorch.
-//   ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head]
+//   ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra|modernbert> <seed> [head]
 //     a tiny model (QA unless a head is named: seq-cls, token-cls, mlm, multiple-choice), HF-initialized
 //     from <seed>, saved as <dir>/config.json + <dir>/model.safetensors, plus <dir>/coretrain_logits.json:
 //     its eval-mode logits on fixed inputs (QA: start_logits / end_logits; others: "logits", flat, every
@@ -29,6 +29,18 @@ using namespace ct;
 using namespace ct::model;
 
 ModelConfig tiny(const std::string& type) {
+  if (type == "modernbert")  // 3 layers (global, local, global), a window of 2 each side
+    return config_from_json(json{{"model_type", "modernbert"},
+                                 {"vocab_size", 50},
+                                 {"hidden_size", 16},
+                                 {"num_hidden_layers", 3},
+                                 {"num_attention_heads", 4},
+                                 {"intermediate_size", 24},
+                                 {"max_position_embeddings", 32},
+                                 {"global_attn_every_n_layers", 2},
+                                 {"local_attention", 4},
+                                 {"pad_token_id", 0}},
+                            "tiny modernbert");
   if (type == "roberta" || type == "electra") {
     json j{{"model_type", type},
            {"vocab_size", 50},
@@ -179,7 +191,7 @@ int main(int argc, char** argv) {
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
     if (a.size() == 5 && a[0] == "init") return init_mode(a[1], a[2], a[3], std::stoull(a[4]));
     std::fprintf(stderr,
-                 "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head] | "
+                 "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra|modernbert> <seed> [head] | "
                  "forward <dir> | init <config.json> <dir> <head> <seed>\n");
     return 2;
   } catch (const ct::Error& e) {
