@@ -6,7 +6,8 @@
 //   classifier.out_proj ELECTRA:                              the same with GELU
 // Sequence classification's loss follows problem_type as transformers picks it (one label: MSE; integer
 // labels: cross-entropy; float labels: BCE with logits); multiple choice is one logit per choice and
-// cross-entropy over each example's choices.
+// cross-entropy over each example's choices. DeBERTa-v2's ContextPooler: dropout(pooler_dropout) ->
+// pooler.dense -> pooler_hidden_act -> dropout(cls_dropout) -> classifier.
 #include <cmath>
 #include <limits>
 
@@ -143,7 +144,11 @@ class SequenceHead final : public Head {
  private:
   void plan(const ModelConfig& c) {
     const bool mc = kind_ == HeadKind::multiple_choice;
-    if (c.is_distilbert()) {
+    if (c.is_deberta()) {  // ContextPooler: dropout, dense, pooler_hidden_act; then cls_dropout
+      act_ = kernels::activation_from_name(c.pooler_hidden_act);
+      p_pre_ = c.pooler_dropout;
+      p_post_ = c.classifier_dropout_or_hidden();
+    } else if (c.is_distilbert()) {
       act_ = kernels::Activation::relu;
       p_pre_ = 0.0;
       p_post_ = c.seq_classif_dropout;
