@@ -183,7 +183,12 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
   s.N = N;
   s.opts = options;
   s.have_forward = true;
-  auto site = [&](double p, uint64_t id) { return dropout_site(options, p, id, T); };
+  // Embedding dropout (site 0) acts on H-wide rows here, after embed_proj, not E-wide ones as in ELECTRA.
+  auto site = [&](double p, uint64_t id) {
+    kernels::DropoutSite st = dropout_site(options, p, id, T);
+    if (id == 0 && st.row_streams) st.row_elems = T * H;
+    return st;
+  };
   const double p_hidden = c.hidden_dropout_prob, p_attn = c.attention_probs_dropout_prob;
 
   // Inputs (the packed path checked its ids already; padded ones are checked here, by [row, position]).
@@ -452,7 +457,12 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
   const bool lowp = dt == DType::bf16;
   const kernels::Activation act = kernels::activation_from_name(c.hidden_act);
   const StepOptions& options = s.opts;
-  auto site = [&](double p, uint64_t id) { return dropout_site(options, p, id, T); };
+  // Embedding dropout (site 0) acts on H-wide rows here, after embed_proj, not E-wide ones as in ELECTRA.
+  auto site = [&](double p, uint64_t id) {
+    kernels::DropoutSite st = dropout_site(options, p, id, T);
+    if (id == 0 && st.row_streams) st.row_elems = T * H;
+    return st;
+  };
   const double p_hidden = c.hidden_dropout_prob, p_attn = c.attention_probs_dropout_prob;
   const float* P = params_;
   float* G = grads_;
