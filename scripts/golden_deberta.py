@@ -206,10 +206,10 @@ class TaskModel(nn.Module):
         self.deberta = DebertaV2(c)
         if head == "qa":
             self.qa_outputs = nn.Linear(H, 2)
-        elif head == "seq-cls":
+        elif head in ("seq-cls", "multiple-choice"):
             self.pooler = nn.Module()
             self.pooler.dense = nn.Linear(H, H)
-            self.classifier = nn.Linear(H, c["num_labels"])
+            self.classifier = nn.Linear(H, c["num_labels"] if head == "seq-cls" else 1)
         elif head == "token-cls":
             self.classifier = nn.Linear(H, c["num_labels"])
         elif head == "mlm":
@@ -230,9 +230,11 @@ class TaskModel(nn.Module):
             logits = self.qa_outputs(h)
             s, e = logits[..., 0].contiguous(), logits[..., 1].contiguous()
             return (R.qa_loss(s, e, labels[0], labels[1]) if labels is not None else None), logits
-        if head == "seq-cls":
+        if head in ("seq-cls", "multiple-choice"):  # multiple choice: rows are examples x 3 choices
             pooled = R._act(c["pooler_hidden_act"])(self.pooler.dense(h[:, 0]))
             logits = self.classifier(pooled)
+            if head == "multiple-choice":
+                logits = logits.view(-1, 3)
             loss = None
             if labels is not None:  # integer labels, none negative: DeBERTa's loss is plain cross-entropy
                 loss = F.cross_entropy(logits, labels)
@@ -271,6 +273,7 @@ CASES = [  # (stem, config, head, problem)
     ("deberta-v2_token-cls", tiny(**G.labels3(5)), "token-cls", "int"),
     ("deberta-v2_qa", tiny(), "qa", "qa"),
     ("deberta-v2_mlm", tiny(), "mlm", "int"),
+    ("deberta-v2_multiple-choice", tiny(), "multiple-choice", "int"),
     ("deberta-v2-variant_token-cls", tiny(**VARIANT, **G.labels3(4)), "token-cls", "int"),
     ("deberta-v2-variant_seq-cls", tiny(**VARIANT, **G.labels3(2)), "seq-cls", "int"),
 ]
@@ -322,7 +325,7 @@ def main():
             tensors["bf16." + k] = v
         path = os.path.join(G.OUT, f"tiny_{stem}.safetensors")
         R.save_safetensors(path, tensors, {"format": "pt", "config": json.dumps(cfg), "head": head,
-                                           "num_choices": "0",
+                                           "num_choices": "3" if head == "multiple-choice" else "0",
                                            "generator": "scripts/golden_deberta.py, torch " + torch.__version__})
         print(f"{path}: {os.path.getsize(path)} bytes, loss f64 {float(ref['loss']):.6f} bf16 {float(bf['loss']):.6f}")
 

@@ -28,14 +28,15 @@ constexpr double kBf16VsExactBound = 0.08;
 struct Golden {
   ModelConfig config;
   HeadKind head = HeadKind::span;
-  int64_t B = 0, T = 0;
+  int64_t B = 0, T = 0, num_choices = 0;
   std::vector<int32_t> ids, types, mask, labels, start, end;
   SafetensorsFile file;
 };
 
 Golden load(const std::string& stem) {
   const std::string path = golden_path(stem);
-  Golden g{{}, HeadKind::span, 0, 0, {}, {}, {}, {}, {}, {}, SafetensorsFile::open(path)};
+  Golden g{{}, HeadKind::span, 0, 0, 0, {}, {}, {}, {}, {}, {}, SafetensorsFile::open(path)};
+  g.num_choices = std::stoll(g.file.metadata().at("num_choices"));
   g.config = config_from_json(nlohmann::json::parse(g.file.metadata().at("config")), path);
   g.head = head_from_name(g.file.metadata().at("head"));
   const SafetensorInfo& ids = g.file.at("input.input_ids");
@@ -88,12 +89,13 @@ Inputs inputs_of(const Golden& g, bool packed) {
   b.labels = in.labels.empty() ? nullptr : in.labels.data();
   b.start_positions = g.start.empty() ? nullptr : g.start.data();
   b.end_positions = g.end.empty() ? nullptr : g.end.data();
+  b.num_choices = g.num_choices;
   return in;
 }
 
 // The golden logits in our layout (masked LM: labelled tokens only; packed: real tokens only).
 std::vector<float> expected_logits(const Golden& g, const std::vector<float>& ref, bool packed) {
-  if (g.head == HeadKind::sequence_classification) return ref;
+  if (g.head == HeadKind::sequence_classification || g.head == HeadKind::multiple_choice) return ref;
   const int64_t width = static_cast<int64_t>(ref.size()) / (g.B * g.T);
   std::vector<float> out;
   for (int64_t i = 0; i < g.B * g.T; ++i) {
@@ -161,9 +163,13 @@ void check(const std::string& stem, Precision precision, bool packed) {
   }
 }
 
-const char* const kStems[] = {
-    "deberta-v2_seq-cls", "deberta-v2_token-cls",         "deberta-v2_qa",
-    "deberta-v2_mlm",     "deberta-v2-variant_token-cls", "deberta-v2-variant_seq-cls"};
+const char* const kStems[] = {"deberta-v2_seq-cls",
+                              "deberta-v2_token-cls",
+                              "deberta-v2_qa",
+                              "deberta-v2_mlm",
+                              "deberta-v2_multiple-choice",
+                              "deberta-v2-variant_token-cls",
+                              "deberta-v2-variant_seq-cls"};
 
 class DebertaGoldenTest : public ::testing::TestWithParam<const char*> {};
 
