@@ -57,8 +57,10 @@ int run_bench_step(int argc, char** argv) {
   app.add_flag("--bf16", bf16, "bf16 matmuls with f32 master weights (autocast-style)");
   app.add_flag("--distilbert", distilbert,
                "DistilBERT instead of BERT (no token types); --model_type distilbert");
-  app.add_option("--model_type", model_type, "bert, distilbert, roberta, xlm-roberta, camembert or electra")
-      ->check(CLI::IsMember({"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra"}));
+  app.add_option("--model_type", model_type,
+                 "bert, distilbert, roberta, xlm-roberta, camembert, electra or deberta-v2")
+      ->check(CLI::IsMember(
+          {"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra", "deberta-v2"}));
   app.add_option("--head", head_name,
                  "qa, seq-cls, token-cls, mlm or multiple-choice (4 choices per example)")
       ->check(CLI::IsMember({"qa", "seq-cls", "token-cls", "mlm", "multiple-choice"}));
@@ -97,6 +99,14 @@ int run_bench_step(int argc, char** argv) {
     c.max_position_embeddings = std::max<int64_t>(514, seq + 2);
   }
   if (c.is_electra() && embedding_size > 0) c.embedding_size = embedding_size;
+  if (c.is_deberta()) {  // deberta-v3-base's attention and embeddings
+    c.type_vocab_size = 0;
+    c.layer_norm_eps = 1e-7;
+    c.relative_attention = c.share_att_key = c.norm_rel_ebd = true;
+    c.position_biased_input = false;
+    c.position_buckets = 256;
+    c.pos_att_type = {"p2c", "c2p"};
+  }
   constexpr int64_t kChoices = 4;
   c.num_labels = head == ct::model::HeadKind::token_classification ? 9 : 2;
   CT_CHECK(head != ct::model::HeadKind::multiple_choice || batch % kChoices == 0,

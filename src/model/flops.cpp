@@ -1,5 +1,6 @@
 #include "model/flops.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace ct::model {
@@ -13,6 +14,17 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
   for (int64_t len : lengths) {
     const double L = static_cast<double>(len);
     total += per_token * L + layers * 2 * 2 * L * L * H;  // Q K^T and P V over the sequence's own keys
+  }
+  // DeBERTa: per layer, the relative embeddings through the key / query projection of each position term, and
+  // per sequence Q Kr^T / K Qr^T over the band of relative rows its distances reach.
+  const double terms = static_cast<double>(c.has_c2p()) + static_cast<double>(c.has_p2c());
+  if (c.is_deberta() && terms > 0) {
+    const double R = 2.0 * static_cast<double>(c.relative_span());
+    total += layers * terms * 2 * R * H * H;
+    for (int64_t len : lengths) {
+      const double L = static_cast<double>(len);
+      total += layers * terms * 2 * L * std::min(2 * L - 1, R) * H;
+    }
   }
   return total;
 }
