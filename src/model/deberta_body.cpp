@@ -30,6 +30,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 #include "kernels/relative_position.h"
+#include "kernels/vec_math.h"
 #include "model/encoder_model.h"
 #include "model/head.h"
 #include "model/model_ops.h"
@@ -149,6 +150,8 @@ int64_t EncoderModel::deberta_bytes() const {
 }
 
 namespace {
+
+constexpr float kLowest = -std::numeric_limits<float>::max();
 
 // The band of relative-embedding rows a sequence of `len` tokens reads: [lo, hi].
 std::pair<int64_t, int64_t> band_of(const int32_t* tbl, int64_t len, int32_t span) {
@@ -371,16 +374,22 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
             std::fill(row, row + len, 0.0f);
             continue;
           }
-          float mx = -std::numeric_limits<float>::infinity();
-          for (int64_t j = 0; j < len; ++j)
-            if (!m || m[j] != 0.0f) mx = std::max(mx, row[j]);
+          // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
+          if (m) {
+#pragma omp simd
+            for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
+          }
+          float mx = kLowest;
+#pragma omp simd reduction(max : mx)
+          for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
           float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
           for (int64_t j = 0; j < len; ++j) {
-            const float e = (!m || m[j] != 0.0f) ? std::exp(row[j] - mx) : 0.0f;
-            row[j] = e;
-            sum += e;
+            row[j] = kernels::fast_exp(row[j] - mx);
+            sum += row[j];
           }
           const float inv = 1.0f / sum;
+#pragma omp simd
           for (int64_t j = 0; j < len; ++j) row[j] *= inv;
         }
       }
@@ -628,7 +637,9 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           float* g = dS + i * len;
           const float* p = Ph + i * len;
           float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
           for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
+#pragma omp simd
           for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
         }
         if (rel && (c2p || p2c))
