@@ -236,6 +236,32 @@ TEST(DebertaConfig, HubConfigLoadsRoundTripsAndHasHfsParameterCount) {
   EXPECT_EQ(lay.params[lay.index_at(lay.head.dense_w)].name, "pooler.dense.weight");
 }
 
+// deberta-v3-large and mdeberta-v3-base as the Hub has them, and a fine-tuned checkpoint's config (pooler
+// fields, labels, what transformers adds): each loads unedited and describes a model.
+TEST(DebertaConfig, OtherHubConfigsLoadUnedited) {
+  nlohmann::json large = nlohmann::json::parse(kV3Base);
+  large["hidden_size"] = 1024;
+  large["intermediate_size"] = 4096;
+  large["num_attention_heads"] = 16;
+  large["num_hidden_layers"] = 24;
+  nlohmann::json mdeberta = nlohmann::json::parse(kV3Base);
+  mdeberta["vocab_size"] = 251000;
+  nlohmann::json tuned = nlohmann::json::parse(kV3Base);
+  tuned.update(nlohmann::json::parse(R"({
+    "architectures": ["DebertaV2ForSequenceClassification"], "id2label": {"0": "neg", "1": "pos"},
+    "label2id": {"neg": 0, "pos": 1}, "pooler_dropout": 0, "pooler_hidden_act": "gelu", "pooler_hidden_size": 768,
+    "torch_dtype": "float32", "transformers_version": "4.41.0", "legacy": true})"));
+  for (const auto& [name, j] : {std::pair{"large", large}, {"mdeberta", mdeberta}, {"tuned", tuned}}) {
+    const ModelConfig c = config_from_json(j, name);
+    const ParamLayout lay =
+        make_param_layout(c, head_from_architectures(c, HeadKind::sequence_classification));
+    EXPECT_EQ(lay.params[lay.index_at(lay.rel_emb)].shape, (Shape{512, c.hidden_size})) << name;
+    const ModelConfig back = config_from_json(nlohmann::json::parse(config_to_json(c)), name);
+    EXPECT_EQ(back.vocab_size, c.vocab_size) << name;
+    EXPECT_EQ(back.num_labels, c.num_labels) << name;
+  }
+}
+
 TEST(DebertaConfig, UnsupportedOptionsAreRefusedNamingTheField) {
   auto refused = [](const std::string& edit_key, const nlohmann::json& value, const std::string& needle) {
     nlohmann::json j = nlohmann::json::parse(kV3Base);
