@@ -236,7 +236,9 @@ class TaskModel(nn.Module):
             if head == "multiple-choice":
                 logits = logits.view(-1, 3)
             loss = None
-            if labels is not None:  # integer labels, none negative: DeBERTa's loss is plain cross-entropy
+            if labels is not None and labels.is_floating_point():  # soft labels: CE against the distribution
+                loss = -(F.log_softmax(logits, -1) * labels).sum(-1).mean()
+            elif labels is not None:  # DeBERTa leaves out negative labels (none here): plain cross-entropy
                 loss = F.cross_entropy(logits, labels)
             return loss, logits
         if head == "token-cls":
@@ -270,6 +272,7 @@ VARIANT = dict(share_att_key=False, pos_att_type="c2p", position_biased_input=Tr
 
 CASES = [  # (stem, config, head, problem)
     ("deberta-v2_seq-cls", tiny(**G.labels3(3)), "seq-cls", "int"),
+    ("deberta-v2_seq-cls-soft", tiny(**G.labels3(3)), "seq-cls", "multi"),
     ("deberta-v2_token-cls", tiny(**G.labels3(5)), "token-cls", "int"),
     ("deberta-v2_qa", tiny(), "qa", "qa"),
     ("deberta-v2_mlm", tiny(), "mlm", "int"),
@@ -283,6 +286,8 @@ def run(model, inputs, dtype, autocast):
     ids, types, mask, labels = inputs
     m = model.to(dtype)
     m.zero_grad(set_to_none=True)
+    if labels is not None and isinstance(labels, torch.Tensor) and labels.is_floating_point():
+        labels = labels.to(dtype)
     if autocast:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss, logits = m(ids, mask, types, labels)
@@ -313,6 +318,8 @@ def main():
         if problem == "qa":
             tensors["input.start_positions"] = labels[0].to(torch.int32)
             tensors["input.end_positions"] = labels[1].to(torch.int32)
+        elif labels.is_floating_point():
+            tensors["input.float_labels"] = labels.float()
         else:
             tensors["input.labels"] = labels.to(torch.int32)
         for n, p in params.items():

@@ -30,12 +30,13 @@ struct Golden {
   HeadKind head = HeadKind::span;
   int64_t B = 0, T = 0, num_choices = 0;
   std::vector<int32_t> ids, types, mask, labels, start, end;
+  std::vector<float> float_labels;
   SafetensorsFile file;
 };
 
 Golden load(const std::string& stem) {
   const std::string path = golden_path(stem);
-  Golden g{{}, HeadKind::span, 0, 0, 0, {}, {}, {}, {}, {}, {}, SafetensorsFile::open(path)};
+  Golden g{{}, HeadKind::span, 0, 0, 0, {}, {}, {}, {}, {}, {}, {}, SafetensorsFile::open(path)};
   g.num_choices = std::stoll(g.file.metadata().at("num_choices"));
   g.config = config_from_json(nlohmann::json::parse(g.file.metadata().at("config")), path);
   g.head = head_from_name(g.file.metadata().at("head"));
@@ -46,6 +47,7 @@ Golden load(const std::string& stem) {
   g.types = read_i32(g.file, "input.token_type_ids");
   g.mask = read_i32(g.file, "input.attention_mask");
   if (g.file.find("input.labels")) g.labels = read_i32(g.file, "input.labels");
+  if (g.file.find("input.float_labels")) g.float_labels = g.file.read_f32("input.float_labels");
   if (g.file.find("input.start_positions")) {
     g.start = read_i32(g.file, "input.start_positions");
     g.end = read_i32(g.file, "input.end_positions");
@@ -87,6 +89,7 @@ Inputs inputs_of(const Golden& g, bool packed) {
   b.attention_mask = packed ? nullptr : g.mask.data();
   b.seq_lens = packed ? in.seq_lens.data() : nullptr;
   b.labels = in.labels.empty() ? nullptr : in.labels.data();
+  b.float_labels = g.float_labels.empty() ? nullptr : g.float_labels.data();
   b.start_positions = g.start.empty() ? nullptr : g.start.data();
   b.end_positions = g.end.empty() ? nullptr : g.end.data();
   b.num_choices = g.num_choices;
@@ -164,6 +167,7 @@ void check(const std::string& stem, Precision precision, bool packed) {
 }
 
 const char* const kStems[] = {"deberta-v2_seq-cls",
+                              "deberta-v2_seq-cls-soft",
                               "deberta-v2_token-cls",
                               "deberta-v2_qa",
                               "deberta-v2_mlm",
