@@ -103,6 +103,7 @@ struct EncoderModel::DebertaState {
   int64_t B = 0, T = 0, N = 0;
   std::vector<int64_t> cu;  // packed: sequence b is rows [cu[b], cu[b + 1]); empty padded
   bool have_forward = false;
+  bool kept = false;  // the last forward kept every layer's activations
   StepOptions opts;
   std::vector<int32_t> ids, type_ids, pos_ids;
   std::vector<float> mask;         // [N] 0/1; empty: every token attends
@@ -112,7 +113,7 @@ struct EncoderModel::DebertaState {
   std::vector<float> emb_pre;      // [N, H] embed_proj's output (the LayerNorm input), when projecting
   std::vector<float> emb_mean, emb_rstd;
   std::vector<float> rel, rel_mean, rel_rstd;  // [R, H] relative embeddings after their LayerNorm
-  std::vector<Layer> layers;                   // L + 1: entry L holds only x (the final hidden state)
+  std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
   std::vector<float> c2p, p2c, pd, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
   std::vector<bf16> pd_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b, demb_b;
@@ -239,7 +240,11 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
         for (int64_t e = 0, t = s.type_ids[i]; e < E; ++e) o[e] += tte[t * E + e];
     }
   }
-  s.layers.resize(static_cast<size_t>(L + 1));
+  // Inference (keep_activations off): one layer's activations, the hidden state alternating between two
+  // slots.
+  const bool keep = options.keep_activations;
+  s.kept = keep;
+  s.layers.resize(static_cast<size_t>(keep ? L + 1 : 2));
   for (auto& l : s.layers) l.x.resize(N * H, lowp);
   const float* ln_in = s.emb_sum.f.data();
   if (c.projects_embeddings()) {
@@ -292,11 +297,12 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
 
   for (int64_t l = 0; l < L; ++l) {
     const LayerOffsets& lo = layout_.layers[l];
-    DebertaState::Layer& a = s.layers[l];
-    Act& next = s.layers[l + 1].x;
+    DebertaState::Layer& a = s.layers[keep ? l : 0];
+    Act& x = s.layers[keep ? l : l % 2].x;
+    Act& next = s.layers[keep ? l + 1 : (l + 1) % 2].x;
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
     a.qkv.resize(N * 3 * H, lowp);
-    kernels::linear_forward(a.qkv.f.data(), DType::f32, a.x.mm(lowp), weight(lo.qkv_w), P + lo.qkv_b, N, H,
+    kernels::linear_forward(a.qkv.f.data(), DType::f32, x.mm(lowp), weight(lo.qkv_w), P + lo.qkv_b, N, H,
                             3 * H, dt);
     a.qkv.sync(lowp);
 
@@ -427,7 +433,7 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     kernels::linear_forward(s.dres.data(), DType::f32, a.ctx.mm(lowp), weight(lo.attn_out_w),
                             P + lo.attn_out_b, N, H, H, dt);
     apply_dropout_rows(s.dres.data(), nullptr, s.dres.data(), N, H, T, s.cu, site(p_hidden, sid + 1));
-    add_into(a.res1.data(), s.dres.data(), a.x.f.data(), N * H);
+    add_into(a.res1.data(), s.dres.data(), x.f.data(), N * H);
     a.mean1.resize(static_cast<size_t>(N));
     a.rstd1.resize(static_cast<size_t>(N));
     a.h1.resize(N * H, lowp);
@@ -450,12 +456,13 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
   }
 
   HeadPass pass = head_pass(options, 1.0f, false);
-  const Act& out = s.layers[L].x;
+  const Act& out = s.layers[keep ? L : L % 2].x;
   return head_->forward(pass, batch, out.mm(lowp), out.f.data());
 }
 
 void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
   CT_CHECK(deberta_ && deberta_->have_forward, "model backward: no forward pass to differentiate");
+  CT_CHECK(deberta_->kept, "model backward: the last forward ran with keep_activations off (inference)");
   CT_CHECK(head_->has_loss(), "model backward: the last forward had no labels (",
            layout_.head_kind == HeadKind::span ? "start/end positions" : "labels", "), so there is no loss");
   DebertaState& s = *deberta_;

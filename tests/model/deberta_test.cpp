@@ -322,6 +322,11 @@ TEST(DebertaModel, DropoutReplaysAndInitIsHfs) {
   Inputs in = inputs_of(g, false);
   d.forward(in.batch, StepOptions{});
   const std::vector<float> eval = d.logits();
+  StepOptions infer;  // one layer's activations at a time: the same logits, and no backward
+  infer.keep_activations = false;
+  d.forward(in.batch, infer);
+  EXPECT_EQ(d.logits(), eval);
+  EXPECT_THROW(d.backward(), Error);
   StepOptions train{true, 5, 0, {}};
   for (int64_t b = 0; b < g.B; ++b) train.row_keys.push_back(100 + static_cast<uint64_t>(b));
   const float l1 = d.forward(in.batch, train);
