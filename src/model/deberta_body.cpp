@@ -112,7 +112,8 @@ struct EncoderModel::DebertaState {
   Act emb_sum;                     // [N, E] word + position + type
   std::vector<float> emb_pre;      // [N, H] embed_proj's output (the LayerNorm input), when projecting
   std::vector<float> emb_mean, emb_rstd;
-  std::vector<float> rel, rel_mean, rel_rstd;  // [R, H] relative embeddings after their LayerNorm
+  Act rel;  // [R, H] relative embeddings after their LayerNorm
+  std::vector<float> rel_mean, rel_rstd;
   std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
   std::vector<float> c2p, p2c, pd, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
@@ -144,9 +145,10 @@ int64_t EncoderModel::deberta_bytes() const {
       add(*v);
   }
   for (const auto* v : {&s.c2p, &s.p2c, &s.pd, &s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr,
-                        &s.dqr, &s.drel, &s.drel_total, &s.demb, &s.emb_pre, &s.rel})
+                        &s.dqr, &s.drel, &s.drel_total, &s.demb, &s.emb_pre})
     add(*v);
   act(s.emb_sum);
+  act(s.rel);
   return bytes;
 }
 
@@ -175,7 +177,6 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
   const int64_t E = c.embedding_width(), NH = c.num_attention_heads, D = H / NH, L = c.num_hidden_layers;
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
-  const int64_t esz = dtype_size(dt);
   const float eps = static_cast<float>(c.layer_norm_eps);
   const kernels::Activation act = kernels::activation_from_name(c.hidden_act);
   const float* P = params_;
@@ -271,12 +272,16 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
   const int64_t R = rel ? 2 * static_cast<int64_t>(span) : 0;
   const int64_t max_rel = c.max_relative_positions < 1 ? c.max_position_embeddings : c.max_relative_positions;
   if (rel) {
-    s.rel.assign(P + layout_.rel_emb, P + layout_.rel_emb + R * H);
+    s.rel.f.assign(P + layout_.rel_emb, P + layout_.rel_emb + R * H);
     if (c.norm_rel_ebd) {
       s.rel_mean.resize(static_cast<size_t>(R));
       s.rel_rstd.resize(static_cast<size_t>(R));
-      kernels::layernorm_forward(s.rel.data(), nullptr, s.rel_mean.data(), s.rel_rstd.data(),
+      kernels::layernorm_forward(s.rel.f.data(), nullptr, s.rel_mean.data(), s.rel_rstd.data(),
                                  P + layout_.rel_emb, P + layout_.rel_ln_w, P + layout_.rel_ln_b, R, H, eps);
+    }
+    if (lowp) {
+      s.rel.b.resize(s.rel.f.size());
+      s.rel.sync(true);
     }
     s.buckets = kernels::relative_position_buckets(T, c.position_buckets, max_rel);
   }
@@ -311,20 +316,13 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     if (rel && (c2p || p2c)) {
       kernels::DropoutSite pos_site = dropout_site(options, p_hidden, (uint64_t{1} << 22) + l, T);
       pos_site.row_streams = nullptr;  // one mask over the table, shared by the batch (HF: one per layer)
-      const Act* relp = nullptr;
-      Act rel_plain;
+      const Act* relp = &s.rel;
       if (pos_site.p > 0.0f) {
         a.relp.resize(R * H, lowp);
-        apply_dropout(a.relp.f.data(), lowp ? a.relp.b.data() : nullptr, s.rel.data(), R * H, pos_site);
+        apply_dropout(a.relp.f.data(), lowp ? a.relp.b.data() : nullptr, s.rel.f.data(), R * H, pos_site);
         relp = &a.relp;
       } else {
         a.relp.f.clear();
-        rel_plain.f = s.rel;
-        if (lowp) {
-          rel_plain.b.resize(s.rel.size());
-          rel_plain.sync(true);
-        }
-        relp = &rel_plain;
       }
       if (c2p) {
         a.kr.resize(R * H, lowp);
@@ -426,7 +424,6 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
           a.ctx.f.data() + r0 * H, H, D, dt, 1.0f, false);
     }
     a.ctx.sync(lowp);
-    (void)esz;
 
     // Output projection, residual, LayerNorm; FFN, residual, LayerNorm.
     a.res1.resize(static_cast<size_t>(N * H));
@@ -691,13 +688,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     if (rel && (c2p || p2c)) {
       kernels::DropoutSite pos_site = dropout_site(options, p_hidden, (uint64_t{1} << 22) + l, T);
       pos_site.row_streams = nullptr;
-      std::vector<bf16> relp_b;
-      const void* relp = a.relp.f.empty() ? static_cast<const void*>(s.rel.data()) : a.relp.mm(lowp);
-      if (lowp && a.relp.f.empty()) {
-        relp_b.resize(s.rel.size());
-        to_bf16(relp_b.data(), s.rel.data(), R * H);
-        relp = relp_b.data();
-      }
+      const void* relp = a.relp.f.empty() ? s.rel.mm(lowp) : a.relp.mm(lowp);
       zero_f32(s.drel.data(), R * H);
       auto project_back = [&](std::vector<float>& dproj, std::vector<bf16>& dproj_b, int64_t w,
                               int64_t bias) {
