@@ -270,6 +270,10 @@ def tiny(**kw):
 VARIANT = dict(share_att_key=False, pos_att_type="c2p", position_biased_input=True, type_vocab_size=2,
                embedding_size=16, norm_rel_ebd="none", position_buckets=-1, max_relative_positions=5)
 
+# A span far wider than the sequence (v3's 256 buckets at short inputs): each sequence reads a band of 2 L - 1 of
+# the 128 relative rows, away from both ends.
+WIDE = dict(position_buckets=64, max_relative_positions=128)
+
 CASES = [  # (stem, config, head, problem)
     ("deberta-v2_seq-cls", tiny(**G.labels3(3)), "seq-cls", "int"),
     ("deberta-v2_seq-cls-soft", tiny(**G.labels3(3)), "seq-cls", "multi"),
@@ -279,6 +283,7 @@ CASES = [  # (stem, config, head, problem)
     ("deberta-v2_multiple-choice", tiny(), "multiple-choice", "int"),
     ("deberta-v2-variant_token-cls", tiny(**VARIANT, **G.labels3(4)), "token-cls", "int"),
     ("deberta-v2-variant_seq-cls", tiny(**VARIANT, **G.labels3(2)), "seq-cls", "int"),
+    ("deberta-v2-wide_token-cls", tiny(**WIDE, **G.labels3(3)), "token-cls", "int"),
 ]
 
 

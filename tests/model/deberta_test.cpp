@@ -173,7 +173,8 @@ const char* const kStems[] = {"deberta-v2_seq-cls",
                               "deberta-v2_mlm",
                               "deberta-v2_multiple-choice",
                               "deberta-v2-variant_token-cls",
-                              "deberta-v2-variant_seq-cls"};
+                              "deberta-v2-variant_seq-cls",
+                              "deberta-v2-wide_token-cls"};
 
 class DebertaGoldenTest : public ::testing::TestWithParam<const char*> {};
 
