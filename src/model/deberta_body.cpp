@@ -117,7 +117,7 @@ struct EncoderModel::DebertaState {
   std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
   std::vector<float> c2p, p2c, pd, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
-  std::vector<bf16> pd_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b, demb_b;
+  std::vector<bf16> pd_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
 
   int64_t rows(int64_t b) const { return cu.empty() ? T : cu[b + 1] - cu[b]; }
   int64_t row0(int64_t b) const { return cu.empty() ? b * T : cu[b]; }
