@@ -15,7 +15,10 @@
 // The position terms: per sequence and head, C2P = Q Kr^T and P2C = K Qr^T over the band of relative rows the
 // sequence's distances reach (min(2 L - 1, 2 span) rows, not all 2 span), laid so that the kernels index them
 // by absolute row (query i's band starts at i * W + lo); nothing [B, heads, T, 2 span] is built.
-// Activations are kept in f32 with bf16 copies of what bf16 matmuls read.
+// Activations are kept in f32 with bf16 copies of what bf16 matmuls read (more memory than the BERT body's
+// bf16 buffers; simpler to keep exact); inference (keep_activations off) holds one layer's. Dropout counters
+// follow the BERT body's sites, attention probabilities counted in the padded layout, so a packed batch drops
+// what the padded one would.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
