@@ -58,9 +58,9 @@ int run_bench_step(int argc, char** argv) {
   app.add_flag("--distilbert", distilbert,
                "DistilBERT instead of BERT (no token types); --model_type distilbert");
   app.add_option("--model_type", model_type,
-                 "bert, distilbert, roberta, xlm-roberta, camembert, electra or modernbert")
+                 "bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert or deberta-v2")
       ->check(CLI::IsMember(
-          {"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra", "modernbert"}));
+          {"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra", "modernbert", "deberta-v2"}));
   app.add_option("--head", head_name,
                  "qa, seq-cls, token-cls, mlm or multiple-choice (4 choices per example)")
       ->check(CLI::IsMember({"qa", "seq-cls", "token-cls", "mlm", "multiple-choice"}));
@@ -107,6 +107,14 @@ int run_bench_step(int argc, char** argv) {
     c.layer_norm_eps = 1e-5;
     c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
     c.classifier_dropout = 0.0;
+  }
+  if (c.is_deberta()) {  // deberta-v3-base's attention and embeddings
+    c.type_vocab_size = 0;
+    c.layer_norm_eps = 1e-7;
+    c.relative_attention = c.share_att_key = c.norm_rel_ebd = true;
+    c.position_biased_input = false;
+    c.position_buckets = 256;
+    c.pos_att_type = {"p2c", "c2p"};
   }
   constexpr int64_t kChoices = 4;
   c.num_labels = head == ct::model::HeadKind::token_classification ? 9 : 2;

@@ -18,8 +18,8 @@ namespace ct::model {
 namespace {
 
 // base_model_prefix of the architectures we build (Bert, DistilBert, Roberta (also XLM-R's and CamemBERT's
-// classes), Electra, ModernBert).
-const char* const kBasePrefixes[] = {"bert.", "distilbert.", "roberta.", "electra.", "model."};
+// classes), Electra, ModernBert, DebertaV2).
+const char* const kBasePrefixes[] = {"bert.", "distilbert.", "roberta.", "electra.", "model.", "deberta."};
 
 bool starts_with(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;
@@ -40,6 +40,24 @@ const std::map<std::string, std::string> kTiedAliases = {
     {"cls.predictions.decoder.bias", "cls.predictions.bias"},
     {"lm_head.decoder.bias", "lm_head.bias"},
 };
+
+// DeBERTa-v2's MLM head has had two HF namings (config "legacy": cls.predictions.*, else
+// lm_predictions.lm_head.*); a file of either loads into a model of either. "" when `name` is neither.
+std::string deberta_mlm_other_name(const std::string& name) {
+  static const std::pair<std::string, std::string> kPairs[] = {
+      {"cls.predictions.transform.", "lm_predictions.lm_head."},
+      {"cls.predictions.bias", "lm_predictions.lm_head.bias"},
+  };
+  for (const auto& [legacy, current] : kPairs) {
+    if (name == legacy || (legacy.back() == '.' && starts_with(name, legacy)))
+      return current + name.substr(legacy.size());
+    if (name == current) return legacy;
+  }
+  if (starts_with(name, "lm_predictions.lm_head.dense.") ||
+      starts_with(name, "lm_predictions.lm_head.LayerNorm."))
+    return "cls.predictions.transform." + name.substr(std::string("lm_predictions.lm_head.").size());
+  return "";
+}
 
 std::string join_some(const std::vector<std::string>& names, size_t max) {
   std::string out;
@@ -120,6 +138,8 @@ LoadReport load_hf_weights(const std::string& path, const std::vector<ParamInfo>
       if (model_prefix.empty())
         for (const char* p : kBasePrefixes)
           if (starts_with(fixed, p)) candidates.push_back(fixed.substr(std::string(p).size()));
+      if (const std::string other = deberta_mlm_other_name(fixed); !other.empty())
+        candidates.push_back(other);
       auto it = by_name.end();
       for (const auto& c : candidates)
         if ((it = by_name.find(c)) != by_name.end()) break;

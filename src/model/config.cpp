@@ -4,6 +4,8 @@
 // few fields of their own.
 #include "model/config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -243,7 +245,137 @@ ModelConfig read_distilbert(Reader& r) {
   return c;
 }
 
+// "a|b" lists of DebertaV2Config (pos_att_type, norm_rel_ebd): lower-cased, trimmed, empty items dropped.
+std::vector<std::string> bar_list(const std::string& s) {
+  std::vector<std::string> items;
+  for (size_t b = 0; b <= s.size();) {
+    const size_t e = std::min(s.find('|', b), s.size());
+    std::string item = s.substr(b, e - b);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    for (char& ch : item) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!item.empty()) items.push_back(item);
+    b = e + 1;
+  }
+  return items;
+}
+
+// DebertaV2Config: BERT's names plus the relative-attention fields; refuses what the DeBERTa body does not
+// compute (ConvLayer, p2p, other head sizes, a pooler of another width) rather than running something else.
+ModelConfig read_deberta(Reader& r) {
+  ModelConfig c;
+  c.model_type = "deberta-v2";
+  c.vocab_size = r.integer("vocab_size", true, 0);
+  c.hidden_size = r.integer("hidden_size", true, 0);
+  c.num_hidden_layers = r.integer("num_hidden_layers", true, 0);
+  c.num_attention_heads = r.integer("num_attention_heads", true, 0);
+  c.intermediate_size = r.integer("intermediate_size", true, 0);
+  c.max_position_embeddings = r.integer("max_position_embeddings", false, 512);
+  c.type_vocab_size = r.integer("type_vocab_size", false, 0);
+  r.positive("vocab_size", c.vocab_size);
+  r.positive("hidden_size", c.hidden_size);
+  r.positive("num_hidden_layers", c.num_hidden_layers);
+  r.positive("num_attention_heads", c.num_attention_heads);
+  r.positive("intermediate_size", c.intermediate_size);
+  r.positive("max_position_embeddings", c.max_position_embeddings);
+  if (c.type_vocab_size < 0)
+    fail(r.source(), ": field \"type_vocab_size\" must be >= 0, saw ", c.type_vocab_size);
+  const int64_t emb = r.integer("embedding_size", false, c.hidden_size);
+  r.positive("embedding_size", emb);
+  c.embedding_size = emb == c.hidden_size ? 0 : emb;
+  c.hidden_act = r.string("hidden_act", false, "gelu");
+  c.hidden_dropout_prob = r.number("hidden_dropout_prob", 0.1);
+  c.attention_probs_dropout_prob = r.number("attention_probs_dropout_prob", 0.1);
+  r.probability("hidden_dropout_prob", c.hidden_dropout_prob);
+  r.probability("attention_probs_dropout_prob", c.attention_probs_dropout_prob);
+  c.qa_dropout = 0.0;
+  c.classifier_dropout = r.optional_number("cls_dropout", -1.0, -1.0);
+  if (c.classifier_dropout != -1.0) r.probability("cls_dropout", c.classifier_dropout);
+  c.initializer_range = r.number("initializer_range", 0.02);
+  c.layer_norm_eps = r.number("layer_norm_eps", 1e-7);
+  if (!(c.layer_norm_eps > 0.0 && std::isfinite(c.layer_norm_eps)))
+    fail(r.source(), ": field \"layer_norm_eps\" must be a positive number, saw ", c.layer_norm_eps);
+  c.pad_token_id = r.optional_token("pad_token_id", 0);
+  if (c.pad_token_id < 0)
+    fail(r.source(), ": field \"pad_token_id\" is null, expected the padding token's id");
+  c.relative_attention = r.boolean("relative_attention", false);
+  c.max_relative_positions = r.integer("max_relative_positions", false, -1);
+  c.position_buckets = r.integer("position_buckets", false, -1);
+  c.share_att_key = r.boolean("share_att_key", false);
+  c.position_biased_input = r.boolean("position_biased_input", true);
+  c.legacy = r.boolean("legacy", true);
+  // pos_att_type: a list, a "p2c|c2p" string (older configs) or null. Read by peeking: the writer sets it.
+  if (const json* v = r.peek("pos_att_type"); v && !v->is_null()) {
+    std::vector<std::string> items;
+    if (v->is_string()) {
+      items = bar_list(v->get<std::string>());
+    } else if (v->is_array()) {
+      for (const auto& it : *v) {
+        if (!it.is_string()) fail(r.source(), ": field \"pos_att_type\" must list strings, saw ", it.dump());
+        items.push_back(it.get<std::string>());
+      }
+    } else {
+      fail(r.source(), ": field \"pos_att_type\" must be a list of \"c2p\"/\"p2c\", saw ", v->dump());
+    }
+    for (const auto& item : items)
+      if (item != "c2p" && item != "p2c")
+        fail(r.source(), ": field \"pos_att_type\" has \"", item, "\", expected only \"c2p\" and \"p2c\"");
+    c.pos_att_type = items;
+  }
+  for (const auto& item : bar_list(r.string("norm_rel_ebd", false, "none"))) {
+    if (item == "layer_norm")
+      c.norm_rel_ebd = true;
+    else if (item != "none")
+      fail(r.source(), ": field \"norm_rel_ebd\" has \"", item, "\", expected \"layer_norm\" or \"none\"");
+  }
+  if (const json* v = r.peek("conv_kernel_size"); v && v->is_number() && v->get<double>() > 0)
+    fail(r.source(), ": field \"conv_kernel_size\" is ", v->dump(),
+         ", DeBERTa-v2's ConvLayer is not supported (expected 0 or absent)");
+  if (!c.relative_attention && !c.pos_att_type.empty())
+    fail(r.source(), ": field \"relative_attention\" is false but \"pos_att_type\" names position terms");
+  if (c.relative_attention && c.position_buckets > 0) {
+    const int64_t max_rel =
+        c.max_relative_positions < 1 ? c.max_position_embeddings : c.max_relative_positions;
+    if (c.position_buckets / 2 <= 1 || max_rel <= c.position_buckets / 2)
+      fail(r.source(), ": field \"position_buckets\" ", c.position_buckets,
+           " must be >= 4 and more than twice \"max_relative_positions\" apart (", max_rel, ")");
+  }
+  if (const json* v = r.peek("attention_head_size");
+      v && v->is_number_integer() && v->get<int64_t>() * c.num_attention_heads != c.hidden_size)
+    fail(r.source(), ": field \"attention_head_size\" ", v->dump(),
+         " is not hidden_size / num_attention_heads, which is all that is supported");
+  if (const json* v = r.peek("pooler_hidden_size");
+      v && v->is_number_integer() && v->get<int64_t>() != c.hidden_size)
+    fail(r.source(), ": field \"pooler_hidden_size\" ", v->dump(), " differs from hidden_size ",
+         c.hidden_size, ", which is all that is supported");
+  c.pooler_dropout = r.number("pooler_dropout", 0.0);
+  r.probability("pooler_dropout", c.pooler_dropout);
+  c.pooler_hidden_act = r.string("pooler_hidden_act", false, "gelu");
+  try {
+    kernels::activation_from_name(c.pooler_hidden_act);
+  } catch (const Error&) {
+    fail(r.source(), ": field \"pooler_hidden_act\" is \"", c.pooler_hidden_act,
+         "\", expected gelu, gelu_new, gelu_pytorch_tanh, or relu");
+  }
+  read_head_fields(c, r);
+  check_common(c, r, "hidden_size", "num_attention_heads", "hidden_act");
+  return c;
+}
+
 }  // namespace
+
+bool ModelConfig::has_c2p() const {
+  return relative_attention &&
+         std::find(pos_att_type.begin(), pos_att_type.end(), "c2p") != pos_att_type.end();
+}
+bool ModelConfig::has_p2c() const {
+  return relative_attention &&
+         std::find(pos_att_type.begin(), pos_att_type.end(), "p2c") != pos_att_type.end();
+}
+int64_t ModelConfig::relative_span() const {
+  if (position_buckets > 0) return position_buckets;
+  return max_relative_positions < 1 ? max_position_embeddings : max_relative_positions;
+}
 
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) fail(source, ": config is a JSON ", j.type_name(), ", expected an object");
@@ -257,9 +389,11 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& source)
     c = read_distilbert(r);
   } else if (type == "modernbert") {
     return modernbert_config_from_json(j, source);
+  } else if (type == "deberta-v2") {
+    c = read_deberta(r);
   } else {
     fail(source, ": field \"model_type\" is \"", type,
-         "\", expected bert, distilbert, roberta, xlm-roberta, camembert, electra or modernbert");
+         "\", expected bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert or deberta-v2");
   }
   if (const json* arch = r.peek("architectures"); arch && arch->is_array())
     for (const auto& a : *arch)
@@ -284,6 +418,7 @@ std::string ModelConfig::base_prefix() const {
   if (is_roberta_like()) return "roberta.";  // XLMRoberta and Camembert classes keep RoBERTa's prefix
   if (is_electra()) return "electra.";
   if (is_modernbert()) return "model.";
+  if (is_deberta()) return "deberta.";
   return "bert.";
 }
 
@@ -294,6 +429,7 @@ std::string ModelConfig::class_prefix() const {
   if (model_type == "camembert") return "Camembert";
   if (model_type == "electra") return "Electra";
   if (model_type == "modernbert") return "ModernBert";
+  if (model_type == "deberta-v2") return "DebertaV2";
   return "Bert";
 }
 
@@ -347,6 +483,27 @@ HeadKind head_from_architectures(const ModelConfig& c, HeadKind fallback) {
   return fallback;
 }
 
+namespace {
+
+// DebertaV2Config's own fields (BERT's shared ones are written by the caller).
+void write_deberta(nlohmann::json& j, const ModelConfig& c) {
+  j["embedding_size"] = c.embedding_width();
+  j["relative_attention"] = c.relative_attention;
+  j["max_relative_positions"] = c.max_relative_positions;
+  j["position_buckets"] = c.position_buckets;
+  j["pos_att_type"] = c.pos_att_type;
+  j["share_att_key"] = c.share_att_key;
+  j["norm_rel_ebd"] = c.norm_rel_ebd ? "layer_norm" : "none";
+  j["position_biased_input"] = c.position_biased_input;
+  j["pooler_hidden_size"] = c.hidden_size;
+  j["pooler_dropout"] = c.pooler_dropout;
+  j["pooler_hidden_act"] = c.pooler_hidden_act;
+  j["legacy"] = c.legacy;
+  if (c.classifier_dropout >= 0.0) j["cls_dropout"] = c.classifier_dropout;
+}
+
+}  // namespace
+
 std::string config_to_json(const ModelConfig& c, HeadKind head) {
   json j = c.extra.is_object() ? c.extra : json::object();
   for (const auto& k : kWriterOwned) j.erase(k);
@@ -399,6 +556,10 @@ std::string config_to_json(const ModelConfig& c, HeadKind head) {
     j["hidden_dropout_prob"] = c.hidden_dropout_prob;
     j["attention_probs_dropout_prob"] = c.attention_probs_dropout_prob;
     j["layer_norm_eps"] = c.layer_norm_eps;
+    if (c.is_deberta()) {
+      write_deberta(j, c);
+      return j.dump(2) + "\n";
+    }
     // BertConfig attributes HF always writes.
     if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
     if (!j.contains("use_cache")) j["use_cache"] = true;

@@ -21,7 +21,7 @@ enum class PositionScheme { absolute, after_padding_idx };
 enum class HeadKind { span, sequence_classification, token_classification, masked_lm, multiple_choice };
 
 struct ModelConfig {
-  // "bert", "distilbert", "roberta", "xlm-roberta", "camembert" or "electra"
+  // "bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra" or "deberta-v2"
   std::string model_type = "bert";
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;         // distilbert: dim
@@ -56,6 +56,18 @@ struct ModelConfig {
   double mlp_dropout = 0.0;
   std::string classifier_pooling = "cls";  // "cls" | "mean"
   std::string classifier_activation = "gelu";
+  // DeBERTa-v2/v3 only (model/deberta_body.cpp), DebertaV2Config's names. Its cls_dropout is
+  // classifier_dropout here; embedding_size, when it differs from hidden_size, is the bias-free embed_proj.
+  bool relative_attention = false;
+  int64_t position_buckets = -1;          // <= 0: no log bucketing
+  int64_t max_relative_positions = -1;    // < 1: max_position_embeddings
+  std::vector<std::string> pos_att_type;  // "c2p", "p2c"
+  bool share_att_key = false;
+  bool norm_rel_ebd = false;  // norm_rel_ebd names "layer_norm"
+  bool position_biased_input = true;
+  double pooler_dropout = 0.0;
+  std::string pooler_hidden_act = "gelu";
+  bool legacy = true;  // the MLM head's names: cls.predictions.* (true) or lm_predictions.lm_head.*
   // Fields we do not interpret, kept so a saved config.json round-trips them.
   nlohmann::json extra = nlohmann::json::object();
 
@@ -65,6 +77,11 @@ struct ModelConfig {
   }
   bool is_electra() const { return model_type == "electra"; }
   bool is_modernbert() const { return model_type == "modernbert"; }
+  bool is_deberta() const { return model_type == "deberta-v2"; }
+  bool has_c2p() const;  // DeBERTa's position terms in use (relative_attention and pos_att_type)
+  bool has_p2c() const;
+  // DeBERTa's relative span: rows of rel_embeddings are 2 * this.
+  int64_t relative_span() const;
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   // Width of the embedding tables (ELECTRA's embedding_size, else hidden_size).
   int64_t embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }

@@ -125,6 +125,7 @@ void EncoderModel::set_precision(Precision precision) {
   }
   buf_.reset();  // activations are laid out in the run precision
   mb_.reset();
+  deberta_.reset();
   weights_dirty_ = true;
 }
 
@@ -224,6 +225,8 @@ void EncoderModel::refresh_low_precision_weights() {
     conv(lo.attn_out_w, H * H);
     conv(lo.ffn_in_w, I * H);
     conv(lo.ffn_out_w, H * I);
+    if (lo.pos_key_w >= 0) conv(lo.pos_key_w, H * H);  // DeBERTa without share_att_key
+    if (lo.pos_query_w >= 0) conv(lo.pos_query_w, H * H);
   }
   const HeadOffsets& h = layout_.head;
   if (h.dense_w >= 0) conv(h.dense_w, h.dense_out * H);
@@ -240,6 +243,7 @@ const std::vector<float>& EncoderModel::logits() const {
 
 int64_t EncoderModel::activation_bytes() const {
   if (config_.is_modernbert()) return modernbert_activation_bytes();
+  if (deberta_) return deberta_bytes();
   return buf_ ? buf_->bytes : 0;
 }
 
@@ -326,8 +330,10 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
   // RoBERTa's positions start past the padding index.
   const bool roberta_positions = config_.positions == PositionScheme::after_padding_idx;
   const int64_t first_pos = roberta_positions ? config_.pad_token_id + 1 : 0;
-  CT_CHECK(first_pos + T <= config_.max_position_embeddings, "model forward: sequence length ", T,
-           first_pos ? str(" (positions from ", first_pos, ")") : std::string(),
+  // DeBERTa-v3's positions are relative only: any length runs.
+  const bool absolute = !config_.is_deberta() || config_.position_biased_input;
+  CT_CHECK(!absolute || first_pos + T <= config_.max_position_embeddings, "model forward: sequence length ",
+           T, first_pos ? str(" (positions from ", first_pos, ")") : std::string(),
            " exceeds max_position_embeddings ", config_.max_position_embeddings);
   CT_CHECK((batch.start_positions == nullptr) == (batch.end_positions == nullptr),
            "model forward: start_positions and end_positions must be given together");
@@ -344,7 +350,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
       cu[b + 1] = cu[b] + batch.seq_lens[b];
     }
     // Checked here, not in the embedding kernel, whose message would number every sequence's tokens as row 0.
-    const bool types = batch.token_type_ids && !config_.is_distilbert();
+    const bool types = batch.token_type_ids && !config_.is_distilbert() && config_.type_vocab_size > 0;
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = cu[b]; i < cu[b + 1]; ++i) {
         CT_CHECK(batch.input_ids[i] >= 0 && batch.input_ids[i] < config_.vocab_size,
@@ -358,6 +364,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
   }
   const int64_t N = packed ? cu[B] : B * T;
   if (weights_dirty_) refresh_low_precision_weights();
+  if (config_.is_deberta()) return deberta_forward(batch, options, std::move(cu));
   const bool keep = options.keep_activations;
   ensure_buffers(B, T, N, packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T, keep);
   Buffers& bf = *buf_;
@@ -504,22 +511,26 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
 }
 
 HeadPass EncoderModel::head_pass(const StepOptions& options, float loss_scale, bool accumulate) {
-  const Buffers& bf = *buf_;
   HeadPass pass;
   pass.config = &config_;
   pass.layout = &layout_;
   pass.dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
-  pass.B = bf.B;
-  pass.T = bf.T;
-  pass.N = bf.N;
+  if (deberta_) {
+    deberta_pass_shape(pass);
+  } else {
+    const Buffers& bf = *buf_;
+    pass.B = bf.B;
+    pass.T = bf.T;
+    pass.N = bf.N;
+    pass.cu = &bf.cu;
+  }
   pass.H = config_.hidden_size;
-  pass.cu = &bf.cu;
   pass.P = params_;
   pass.G = grads_;
   pass.weight = [this](int64_t offset) { return weight(offset); };
   // Head dropouts follow the body's sites: 1 + 3L + k.
   const uint64_t first = 1 + 3 * static_cast<uint64_t>(config_.num_hidden_layers);
-  const int64_t T = bf.T;
+  const int64_t T = pass.T;
   pass.site = [this, options, first, T](double p, uint64_t k, int64_t row_elems) {
     kernels::DropoutSite s = dropout_site(options, p, first + k, T);
     if (s.row_streams) s.row_elems = row_elems;
@@ -550,6 +561,7 @@ kernels::DropoutSite EncoderModel::dropout_site(const StepOptions& options, doub
 
 void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
   if (config_.is_modernbert()) return backward_modernbert(on_ready, loss_scale, accumulate);
+  if (config_.is_deberta()) return deberta_backward(on_ready, loss_scale, accumulate);
   CT_CHECK(buf_ && buf_->have_forward, "model backward: no forward pass to differentiate");
   CT_CHECK(buf_->kept, "model backward: the last forward ran with keep_activations off (inference)");
   CT_CHECK(head_->has_loss(), "model backward: the last forward had no labels (",

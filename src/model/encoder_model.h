@@ -1,5 +1,6 @@
 // One encoder body (BERT, DistilBERT, RoBERTa / XLM-R / CamemBERT, ELECTRA as transformers computes them:
-// post-LN layers, exact GELU, additive attention mask) with one task head (model/head.h), forward and
+// post-LN layers, exact GELU, additive attention mask; DeBERTa-v2/v3 in model/deberta_body.cpp) with one task
+// head (model/head.h), forward and
 // backward over one f32 parameter slab and one f32 gradient slab of the same layout (ParamLayout). Tensors
 // are views into the slabs. The families differ only in data (ModelConfig: position scheme, embedding width
 // and projection, eps, names); heads are small objects over the body's final hidden state.
@@ -149,6 +150,12 @@ class EncoderModel {
   void init_weights_if(uint64_t seed, const std::function<bool(const std::string&)>& selected_name);
   const void* weight(int64_t offset) const;  // matmul operand of the run precision
   HeadPass head_pass(const StepOptions& options, float loss_scale, bool accumulate);
+  // DeBERTa-v2's body (model/deberta_body.cpp): its own activations, forward and backward, the same heads.
+  struct DebertaState;
+  float deberta_forward(const Batch& batch, const StepOptions& options, std::vector<int64_t> cu);
+  void deberta_backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate);
+  void deberta_pass_shape(HeadPass& pass) const;
+  int64_t deberta_bytes() const;
   kernels::DropoutSite dropout_site(const StepOptions& options, double p, uint64_t id, int64_t T) const;
 
   // ModernBERT's body (model/modernbert_body.cpp), dispatched to on config_.is_modernbert().
@@ -168,6 +175,7 @@ class EncoderModel {
   bool weights_dirty_ = true;
   std::unique_ptr<Buffers> buf_;
   std::shared_ptr<ModernBuffers> mb_;  // shared_ptr: its type is complete in modernbert_body.cpp only
+  std::shared_ptr<DebertaState> deberta_;  // null for the BERT-family body (shared_ptr: type erased deleter)
   std::unique_ptr<Head> head_;
 };
 

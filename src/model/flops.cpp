@@ -32,6 +32,17 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
     // Q K^T and P V over the sequence's own keys
     total += per_token * L + global_layers * 2 * 2 * L * L * H + local_layers * 2 * 2 * band_keys * H;
   }
+  // DeBERTa: per layer, the relative embeddings through the key / query projection of each position term, and
+  // per sequence Q Kr^T / K Qr^T over the band of relative rows its distances reach.
+  const double terms = static_cast<double>(c.has_c2p()) + static_cast<double>(c.has_p2c());
+  if (c.is_deberta() && terms > 0) {
+    const double R = 2.0 * static_cast<double>(c.relative_span());
+    total += layers * terms * 2 * R * H * H;
+    for (int64_t len : lengths) {
+      const double L = static_cast<double>(len);
+      total += layers * terms * 2 * L * std::min(2 * L - 1, R) * H;
+    }
+  }
   return total;
 }
 

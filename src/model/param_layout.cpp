@@ -24,10 +24,10 @@ std::vector<std::string> ParamLayout::head_param_names() const {
 
 void validate_model_config(const ModelConfig& c) {
   CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra() ||
-               c.is_modernbert(),
+               c.is_modernbert() || c.is_deberta(),
            "model config: model_type '", c.model_type,
-           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert, electra or "
-           "modernbert)");
+           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert "
+           "or deberta-v2)");
   auto positive = [](int64_t v, const char* name) {
     CT_CHECK(v > 0, "model config: ", name, " must be > 0, got ", v);
   };
@@ -40,10 +40,10 @@ void validate_model_config(const ModelConfig& c) {
   positive(c.num_labels, "num_labels");
   CT_CHECK(c.hidden_size % c.num_attention_heads == 0, "model config: hidden_size ", c.hidden_size,
            " is not divisible by num_attention_heads ", c.num_attention_heads);
-  if (!c.is_distilbert() && !c.is_modernbert()) positive(c.type_vocab_size, "type_vocab_size");
+  if (!c.is_distilbert() && !c.is_modernbert() && !c.is_deberta()) positive(c.type_vocab_size, "type_vocab_size");
   CT_CHECK(c.embedding_size >= 0, "model config: embedding_size must be > 0, got ", c.embedding_size);
-  CT_CHECK(c.embedding_size == 0 || c.is_electra(), "model config: embedding_size is ELECTRA's field, not ",
-           c.model_type, "'s");
+  CT_CHECK(c.embedding_size == 0 || c.is_electra() || c.is_deberta(),
+           "model config: embedding_size is ELECTRA's and DeBERTa's field, not ", c.model_type, "'s");
   CT_CHECK(!c.sinusoidal_pos_embds, "model config: sinusoidal_pos_embds=true is not supported");
   CT_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, "model config: pad_token_id ",
            c.pad_token_id, " outside [0, vocab_size ", c.vocab_size, ")");
@@ -61,6 +61,34 @@ void validate_model_config(const ModelConfig& c) {
   CT_CHECK(c.layer_norm_eps > 0.0, "model config: layer_norm_eps must be > 0, got ", c.layer_norm_eps);
   kernels::activation_from_name(c.hidden_act);  // throws naming the value
 }
+
+namespace {
+
+// DebertaV2Embeddings, then the encoder's relative embeddings (see ParamLayout::rel_emb).
+template <class Add>
+void add_deberta_embeddings(const ModelConfig& c, ParamLayout& lay, Add& add) {
+  const int64_t H = c.hidden_size, E = c.embedding_width();
+  const std::string e = "deberta.embeddings.";
+  lay.word_emb = add(e + "word_embeddings.weight", {c.vocab_size, E}, true);
+  lay.pos_emb = -1;
+  if (c.position_biased_input)
+    lay.pos_emb = add(e + "position_embeddings.weight", {c.max_position_embeddings, E}, true);
+  if (c.type_vocab_size > 0)
+    lay.type_emb = add(e + "token_type_embeddings.weight", {c.type_vocab_size, E}, true);
+  if (c.projects_embeddings()) lay.emb_proj_w = add(e + "embed_proj.weight", {H, E}, true);
+  lay.emb_ln_w = add(e + "LayerNorm.weight", {H}, false);
+  lay.emb_ln_b = add(e + "LayerNorm.bias", {H}, false);
+  if (c.relative_attention) {
+    lay.rel_emb = add("deberta.encoder.rel_embeddings.weight", {2 * c.relative_span(), H}, true);
+    if (c.norm_rel_ebd) {
+      lay.rel_ln_w = add("deberta.encoder.LayerNorm.weight", {H}, false);
+      lay.rel_ln_b = add("deberta.encoder.LayerNorm.bias", {H}, false);
+    }
+  }
+  lay.emb_end = lay.params.back().offset + lay.params.back().numel();
+}
+
+}  // namespace
 
 ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
   validate_model_config(c);
@@ -82,31 +110,47 @@ ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
   };
 
   lay.emb_begin = off;
-  lay.word_emb = add(base + "embeddings.word_embeddings.weight", {c.vocab_size, E}, true);
-  lay.pos_emb = add(base + "embeddings.position_embeddings.weight", {c.max_position_embeddings, E}, true);
-  if (!distil)
-    lay.type_emb = add(base + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, E}, true);
-  lay.emb_ln_w = add(base + "embeddings.LayerNorm.weight", {E}, false);
-  lay.emb_ln_b = add(base + "embeddings.LayerNorm.bias", {E}, false);
-  if (c.projects_embeddings()) {
-    lay.emb_proj_w = add(base + "embeddings_project.weight", {H, E}, true);
-    lay.emb_proj_b = add(base + "embeddings_project.bias", {H}, false);
+  if (c.is_deberta()) {
+    add_deberta_embeddings(c, lay, add);
+    off = lay.emb_end;
+  } else {
+    lay.word_emb = add(base + "embeddings.word_embeddings.weight", {c.vocab_size, E}, true);
+    lay.pos_emb = add(base + "embeddings.position_embeddings.weight", {c.max_position_embeddings, E}, true);
+    if (!distil)
+      lay.type_emb = add(base + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, E}, true);
+    lay.emb_ln_w = add(base + "embeddings.LayerNorm.weight", {E}, false);
+    lay.emb_ln_b = add(base + "embeddings.LayerNorm.bias", {E}, false);
+    if (c.projects_embeddings()) {
+      lay.emb_proj_w = add(base + "embeddings_project.weight", {H, E}, true);
+      lay.emb_proj_b = add(base + "embeddings_project.bias", {H}, false);
+    }
+    lay.emb_end = off;
   }
-  lay.emb_end = off;
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     LayerOffsets lo;
     lo.begin = off;
     const std::string p = base + (distil ? "transformer.layer." : "encoder.layer.") + std::to_string(l) + ".";
-    const std::string q = distil ? p + "attention.q_lin" : p + "attention.self.query";
-    const std::string k = distil ? p + "attention.k_lin" : p + "attention.self.key";
-    const std::string v = distil ? p + "attention.v_lin" : p + "attention.self.value";
+    const char* proj = c.is_deberta() ? "_proj" : "";  // DeBERTa: query_proj, key_proj, value_proj
+    const std::string q = distil ? p + "attention.q_lin" : p + "attention.self.query" + proj;
+    const std::string k = distil ? p + "attention.k_lin" : p + "attention.self.key" + proj;
+    const std::string v = distil ? p + "attention.v_lin" : p + "attention.self.value" + proj;
     lo.qkv_w = add(q + ".weight", {H, H}, true);
     add(k + ".weight", {H, H}, true);
     add(v + ".weight", {H, H}, true);
     lo.qkv_b = add(q + ".bias", {H}, false);
     add(k + ".bias", {H}, false);
     add(v + ".bias", {H}, false);
+    if (c.is_deberta() && !c.share_att_key) {
+      if (c.has_c2p()) {
+        lo.pos_key_w = add(p + "attention.self.pos_key_proj.weight", {H, H}, true);
+        lo.pos_key_b = add(p + "attention.self.pos_key_proj.bias", {H}, false);
+      }
+      if (c.has_p2c()) {
+        lo.pos_query_w = add(p + "attention.self.pos_query_proj.weight", {H, H}, true);
+        lo.pos_query_b = add(p + "attention.self.pos_query_proj.bias", {H}, false);
+      }
+    }
     const std::string ao = distil ? p + "attention.out_lin" : p + "attention.output.dense";
     lo.attn_out_w = add(ao + ".weight", {H, H}, true);
     lo.attn_out_b = add(ao + ".bias", {H}, false);
@@ -145,6 +189,9 @@ ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
     if (distil) {
       dense("pre_classifier", H);
       out("classifier", n);
+    } else if (c.is_deberta()) {  // ContextPooler, outside the base model
+      dense("pooler.dense", H);
+      out("classifier", n);
     } else if (c.is_electra()) {
       if (head == HeadKind::multiple_choice)
         fail("model: ElectraForMultipleChoice (its SequenceSummary head) is not supported");
@@ -174,6 +221,9 @@ ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
       out("classifier", c.num_labels);
       break;
     case HeadKind::masked_lm: {
+      if (c.is_deberta() && c.projects_embeddings())
+        fail("model: DebertaV2ForMaskedLM with embedding_size ", E, " != hidden_size ", H,
+             " (its decoder multiplies hidden states by the word embeddings) is not supported");
       // The decoder weight is the word-embedding table itself (tied), so it has no slab entry.
       std::string transform, norm, bias;
       int64_t width = H;
@@ -181,6 +231,9 @@ ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
         transform = "vocab_transform", norm = "vocab_layer_norm", bias = "vocab_projector.bias";
       } else if (c.is_roberta_like()) {
         transform = "lm_head.dense", norm = "lm_head.layer_norm", bias = "lm_head.bias";
+      } else if (c.is_deberta() && !c.legacy) {
+        transform = "lm_predictions.lm_head.dense", norm = "lm_predictions.lm_head.LayerNorm";
+        bias = "lm_predictions.lm_head.bias";
       } else if (c.is_electra()) {
         transform = "generator_predictions.dense", norm = "generator_predictions.LayerNorm";
         bias = "generator_lm_head.bias";

@@ -22,7 +22,9 @@ struct LayerOffsets {
   int64_t ffn_in_w = 0, ffn_in_b = 0;      // intermediate.dense / ffn.lin1
   int64_t ffn_out_w = 0, ffn_out_b = 0;    // output.dense / ffn.lin2
   int64_t ln2_w = 0, ln2_b = 0;            // output.LayerNorm / output_layer_norm
-  int64_t begin = 0, end = 0;              // the layer's slab range
+  // DeBERTa with share_att_key false: pos_key_proj (c2p) / pos_query_proj (p2c), [H, H] and [H]; -1: none.
+  int64_t pos_key_w = -1, pos_key_b = -1, pos_query_w = -1, pos_query_b = -1;
+  int64_t begin = 0, end = 0;  // the layer's slab range
 };
 
 // Slab offsets of the head's tensors; -1 where the head has none. What each slot is, per head and family:
@@ -48,6 +50,10 @@ struct ParamLayout {
   int64_t emb_proj_w = -1, emb_proj_b = -1;  // ELECTRA's embeddings_project [H, E], [H]; -1: none
   int64_t emb_begin = 0, emb_end = 0;        // embeddings, and the projection when there is one
   int64_t final_norm_w = -1;                 // ModernBERT's model.final_norm (model/modernbert_layout.cpp)
+  // DeBERTa (-1 elsewhere): embeddings.embed_proj [H, E] sits in emb_proj_w (no bias); the encoder's
+  // rel_embeddings [2 span, H] and their LayerNorm follow the embeddings (emb_end covers them: every layer
+  // reads them, so their gradient is final after layer 0's backward).
+  int64_t rel_emb = -1, rel_ln_w = -1, rel_ln_b = -1;
   std::vector<LayerOffsets> layers;
   HeadKind head_kind = HeadKind::span;
   HeadOffsets head;

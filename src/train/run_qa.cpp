@@ -200,6 +200,7 @@ nlohmann::json predict(TaskRunner& runner, const QaDataset& ds, bool has_answers
 void init_sinusoidal_positions(model::QaModel& m) {
   const auto& c = m.config();
   const int64_t H = c.embedding_width();  // the position table's width (ELECTRA's may be narrower)
+  if (m.layout().pos_emb < 0) return;     // DeBERTa-v3: relative positions only
   float* pos = m.params_data() + m.layout().pos_emb;
   // Transformer sinusoids at the init's scale: neighbours get similar codes, so attending "to the tokens
   // nearby" is learnable from the first step instead of after a long plateau.

@@ -6,7 +6,9 @@
 //   classifier.out_proj ELECTRA:                              the same with GELU
 // Sequence classification's loss follows problem_type as transformers picks it (one label: MSE; integer
 // labels: cross-entropy; float labels: BCE with logits); multiple choice is one logit per choice and
-// cross-entropy over each example's choices.
+// cross-entropy over each example's choices. DeBERTa-v2's ContextPooler: dropout(pooler_dropout) ->
+// pooler.dense -> pooler_hidden_act -> dropout(cls_dropout) -> classifier.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,7 +24,7 @@
 namespace ct::model {
 namespace {
 
-enum class Loss { none, mse, cross_entropy, bce };
+enum class Loss { none, mse, cross_entropy, bce, soft_cross_entropy };
 
 class SequenceHead final : public Head {
  public:
@@ -85,10 +87,15 @@ class SequenceHead final : public Head {
         ftargets_[i] = batch.float_labels ? batch.float_labels[i] : static_cast<float>(batch.labels[i]);
       return kernels::mse_loss_forward(logits_.data(), ftargets_.data(), B * C);
     }
+    if (c.is_deberta() && c.problem_type.empty() && !batch.labels) return soft_cross_entropy(ps, batch);
     if (pt == "single_label_classification") {
       CT_CHECK(batch.labels, "sequence classification: problem_type ", pt, " needs integer labels");
       loss_ = Loss::cross_entropy;
       targets_.assign(batch.labels, batch.labels + B);
+      // DebertaV2ForSequenceClassification (problem_type unset) leaves out every negative label, not just
+      // -100.
+      if (c.is_deberta() && c.problem_type.empty())
+        for (auto& t : targets_) t = t < 0 ? -100 : t;
       lse_.resize(B);
       return kernels::cross_entropy_forward(lse_.data(), logits_.data(), targets_.data(), B, C, C, 1, -100);
     }
@@ -118,6 +125,16 @@ class SequenceHead final : public Head {
         kernels::cross_entropy_backward(dl, logits_.data(), lse_.data(), targets_.data(), rows_, classes_,
                                         classes_, 1, -100, ps.loss_scale);
         break;
+      case Loss::soft_cross_entropy:  // d/dz of -sum_c y_c log softmax(z)_c = softmax(z) sum_c y_c - y
+        for (int64_t b = 0; b < B; ++b) {
+          double ysum = 0;
+          for (int64_t k = 0; k < C; ++k) ysum += ftargets_[b * C + k];
+          for (int64_t k = 0; k < C; ++k)
+            dl[b * C + k] = static_cast<float>(
+                (std::exp(static_cast<double>(logits_[b * C + k]) - lse_[b]) * ysum - ftargets_[b * C + k]) *
+                ps.loss_scale / static_cast<double>(B));
+        }
+        break;
       case Loss::none:
         fail("model backward: the last forward had no labels, so there is no loss");
     }
@@ -143,7 +160,11 @@ class SequenceHead final : public Head {
  private:
   void plan(const ModelConfig& c) {
     const bool mc = kind_ == HeadKind::multiple_choice;
-    if (c.is_distilbert()) {
+    if (c.is_deberta()) {  // ContextPooler: dropout, dense, pooler_hidden_act; then cls_dropout
+      act_ = kernels::activation_from_name(c.pooler_hidden_act);
+      p_pre_ = c.pooler_dropout;
+      p_post_ = c.classifier_dropout_or_hidden();
+    } else if (c.is_distilbert()) {
       act_ = kernels::Activation::relu;
       p_pre_ = 0.0;
       p_post_ = c.seq_classif_dropout;
@@ -156,6 +177,26 @@ class SequenceHead final : public Head {
       // RobertaForMultipleChoice drops out with hidden_dropout_prob; BERT's heads with classifier_dropout.
       p_post_ = c.is_roberta_like() ? c.hidden_dropout_prob : c.classifier_dropout_or_hidden();
     }
+  }
+
+  // DebertaV2ForSequenceClassification with float labels [B, num_labels] and no problem_type: cross-entropy
+  // against the labels as a distribution, -mean_b sum_c y_bc log softmax(z_b)_c (not BCE).
+  float soft_cross_entropy(const HeadPass& ps, const Batch& batch) {
+    const int64_t B = ps.B, C = ps.layout->head.out_features;
+    loss_ = Loss::soft_cross_entropy;
+    ftargets_.assign(batch.float_labels, batch.float_labels + B * C);
+    lse_.resize(B);
+    double total = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const float* z = logits_.data() + b * C;
+      double mx = z[0], s = 0;
+      for (int64_t k = 1; k < C; ++k) mx = std::max(mx, static_cast<double>(z[k]));
+      for (int64_t k = 0; k < C; ++k) s += std::exp(static_cast<double>(z[k]) - mx);
+      const double lse = mx + std::log(s);
+      lse_[b] = static_cast<float>(lse);
+      for (int64_t k = 0; k < C; ++k) total -= ftargets_[b * C + k] * (static_cast<double>(z[k]) - lse);
+    }
+    return static_cast<float>(total / static_cast<double>(B));
   }
 
   HeadKind kind_;

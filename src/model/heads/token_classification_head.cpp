@@ -45,11 +45,13 @@ class TokenClassificationHead final : public Head {
   }
 
  private:
-  // DistilBertForTokenClassification drops out with config.dropout; the others with classifier_dropout.
+  // DistilBertForTokenClassification drops out with config.dropout, DeBERTa's with hidden_dropout_prob (its
+  // classifier_dropout here is cls_dropout, the pooler heads'); the others with classifier_dropout.
   kernels::DropoutSite site(const HeadPass& ps) const {
     const ModelConfig& c = *ps.config;
-    return ps.site(c.is_distilbert() ? c.hidden_dropout_prob : c.classifier_dropout_or_hidden(), 0,
-                   ps.T * ps.H);
+    return ps.site(
+        c.is_distilbert() || c.is_deberta() ? c.hidden_dropout_prob : c.classifier_dropout_or_hidden(), 0,
+        ps.T * ps.H);
   }
 
   HeadTensor x_, dlogits_;
