@@ -20,26 +20,34 @@ cat > "$TMP/config.json" <<'EOF'
  "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2}
 EOF
 MODEL=$TMP/model
+mkdir -p "$MODEL"
 "$TOOL" init "$TMP/config.json" "$MODEL" mlm 7 > "$TMP/tool.log" 2>&1 || fail "ct_checkpoint_tool init failed" "$TMP/tool.log"
 cp "$TOKENIZER" "$MODEL/tokenizer.json"
 
 WORDS=(hello world cafe zurich resume naive istanbul)
-# texts N SEED: N lines, each the cycle from some word on, 8-20 words long.
+# texts N SEED: N lines, each one word repeated 20-42 times (one token each): a masked word is what the rest of
+# its line says, but where a chunk straddles two lines.
 texts() {
-  local n=$1 s=$2 i k start len line
+  local n=$1 s=$2 i k w len line
   for ((i = 0; i < n; ++i)); do
-    start=$(((i * 5 + s) % 7)) len=$((8 + (i * 7 + s) % 13)) line=""
-    for ((k = 0; k < len; ++k)); do line+="${line:+ }${WORDS[$(((start + k) % 7))]}"; done
+    w=${WORDS[$(((i * 5 + s) % 7))]} len=$((20 + (i * 7 + s) % 23)) line=""
+    for ((k = 0; k < len; ++k)); do line+="${line:+ }$w"; done
     echo "$line"
   done
 }
-texts 240 1 > "$TMP/train.txt"
+texts 300 1 > "$TMP/train.txt"
 # Blank and whitespace-only lines: grouped runs tokenize them ([CLS] [SEP]), --line_by_line drops them.
-{ texts 30 3 | sed '10a\
+{ texts 40 3 | sed '10a\
 \
    
 '; } > "$TMP/validation.txt"
-[ "$(grep -c . "$TMP/validation.txt")" = 31 ] || fail "the validation file should have 30 text lines and one of spaces"
+[ "$(grep -c . "$TMP/validation.txt")" = 41 ] || fail "the validation file should have 40 text lines and one of spaces"
+# group_texts over one map batch: every line's words + [CLS] [SEP], cut into chunks of 32, the rest dropped.
+chunks_of() { awk '{ n += NF + 2 } END { print int(n / 32) }' "$1"; }
+# The same texts as a dataset folder (--dataset_name a local path, as load_dataset takes one).
+mkdir -p "$TMP/ds" "$TMP/ds_train_only"
+cp "$TMP/train.txt" "$TMP/validation.txt" "$TMP/ds/"
+cp "$TMP/train.txt" "$TMP/ds_train_only/"
 
 run() {  # run NAME ARGS...: coretrain mlm into $TMP/NAME, log in $TMP/NAME.log
   local name=$1
@@ -52,11 +60,11 @@ run() {  # run NAME ARGS...: coretrain mlm into $TMP/NAME, log in $TMP/NAME.log
   echo "$name: $(elapsed_since "$t0") s"
 }
 TRAIN=(--do_train --do_eval --max_seq_length 32 --per_device_train_batch_size 8 --per_device_eval_batch_size 16
-       --learning_rate 3e-3 --warmup_ratio 0.1 --save_strategy no --logging_steps 20)
+       --learning_rate 5e-3 --warmup_ratio 0.1 --save_strategy no --logging_steps 50)
 
 # ---- grouped chunks from a checkpoint
 run grouped --model_name_or_path "$MODEL" --train_file "$TMP/train.txt" --validation_file "$TMP/validation.txt" \
-  "${TRAIN[@]}" --num_train_epochs 12
+  "${TRAIN[@]}" --num_train_epochs 16
 OUT=$TMP/grouped
 for f in config.json model.safetensors tokenizer.json README.md train_results.json eval_results.json \
          all_results.json trainer_state.json; do
@@ -64,32 +72,40 @@ for f in config.json model.safetensors tokenizer.json README.md train_results.js
 done
 json "$OUT/config.json" 'j["architectures"]' | grep -q "BertForMaskedLM" \
   || fail "config.json does not name BertForMaskedLM: $(json "$OUT/config.json" 'j.get("architectures")')"
-grep -q "fill-mask" "$OUT/README.md" || fail "README.md does not tag fill-mask" "$OUT/README.md"
 "$PY" - "$OUT/eval_results.json" <<'EOF' || fail "grouped: eval metrics (see above)" "$TMP/grouped.log"
 import json, math, sys
 m = json.load(open(sys.argv[1]))
 print("grouped:", {k: m[k] for k in ("eval_loss", "perplexity", "eval_accuracy", "eval_samples")})
-ok = m["eval_loss"] < 0.35 * math.log(391)
+ok = m["eval_loss"] < 0.15 * math.log(391)  # a uniform guess over the vocabulary is ln(391) = 5.97
 ok &= abs(m["perplexity"] / math.exp(m["eval_loss"]) - 1) < 1e-9
-ok &= m["eval_accuracy"] > 0.5
+ok &= m["eval_accuracy"] > 0.75
 sys.exit(0 if ok else 1)
 EOF
-# 240 train lines of 8-20 words (+ [CLS] [SEP]) hold about 3,900 tokens: 120-odd chunks of 32.
-chunks=$(json "$OUT/train_results.json" 'j["train_samples"]')
-[ "$chunks" -gt 100 ] && [ "$chunks" -lt 140 ] || fail "grouped: train_samples $chunks, expected ~120 chunks of 32"
+for split in train eval; do
+  file=$TMP/train.txt
+  [ $split = eval ] && file=$TMP/validation.txt
+  got=$(json "$OUT/${split}_results.json" "j['${split}_samples']") want=$(chunks_of "$file")
+  [ "$got" = "$want" ] || fail "grouped: ${split}_samples $got, expected $want chunks of 32 tokens"
+done
 
-# ---- --line_by_line, padded: one example per non-blank line
-run lines --model_name_or_path "$MODEL" --train_file "$TMP/train.txt" --validation_file "$TMP/validation.txt" \
-  "${TRAIN[@]}" --max_steps 10 --line_by_line --pad_to_max_length
-[ "$(json "$TMP/lines/eval_results.json" 'j["eval_samples"]')" = 30 ] \
-  || fail "--line_by_line: eval_samples $(json "$TMP/lines/eval_results.json" 'j["eval_samples"]'), expected the 30 non-blank lines"
-[ "$(json "$TMP/lines/train_results.json" 'j["train_samples"]')" = 240 ] || fail "--line_by_line: train_samples is not 240"
+# ---- --line_by_line, padded, from a dataset folder: one example per non-blank line, a fill-mask card
+run lines --model_name_or_path "$MODEL" --dataset_name "$TMP/ds" "${TRAIN[@]}" --max_steps 10 --line_by_line \
+  --pad_to_max_length
+[ "$(json "$TMP/lines/eval_results.json" 'j["eval_samples"]')" = 40 ] \
+  || fail "--line_by_line: eval_samples $(json "$TMP/lines/eval_results.json" 'j["eval_samples"]'), expected the 40 non-blank lines"
+[ "$(json "$TMP/lines/train_results.json" 'j["train_samples"]')" = 300 ] || fail "--line_by_line: train_samples is not 300"
+grep -q "type: fill-mask" "$TMP/lines/README.md" || fail "README.md has no fill-mask result" "$TMP/lines/README.md"
+grep -q -- "- $TMP/ds\$" "$TMP/lines/README.md" || fail "README.md does not list the dataset" "$TMP/lines/README.md"
 
-# ---- no validation file: train[:10%] evaluates, train[10%:] trains
+# ---- no validation file (no validation split): train[:10%] evaluates, train[10%:] trains
 run split --model_name_or_path "$MODEL" --train_file "$TMP/train.txt" --validation_split_percentage 10 \
   "${TRAIN[@]}" --max_steps 10 --line_by_line --max_train_samples 200
-[ "$(json "$TMP/split/eval_results.json" 'j["eval_samples"]')" = 24 ] || fail "--validation_split_percentage 10: eval_samples is not 24 of 240"
+[ "$(json "$TMP/split/eval_results.json" 'j["eval_samples"]')" = 30 ] || fail "--validation_split_percentage 10: eval_samples is not 30 of 300"
 [ "$(json "$TMP/split/train_results.json" 'j["train_samples"]')" = 200 ] || fail "--max_train_samples 200: train_samples is not 200"
+run split_ds --model_name_or_path "$MODEL" --dataset_name "$TMP/ds_train_only" --validation_split_percentage 5 \
+  "${TRAIN[@]}" --max_steps 10 --line_by_line
+[ "$(json "$TMP/split_ds/eval_results.json" 'j["eval_samples"]')" = 15 ] || fail "--dataset_name without a validation split: eval_samples is not 5% of 300"
+[ "$(json "$TMP/split_ds/train_results.json" 'j["train_samples"]')" = 285 ] || fail "--dataset_name without a validation split: train_samples is not 285"
 
 # ---- from scratch: a fresh BERT of the overridden size, the fixture tokenizer
 run scratch --model_type bert --tokenizer_name "$MODEL" --train_file "$TMP/train.txt" \
@@ -102,8 +118,17 @@ json "$TMP/scratch/eval_results.json" "j['eval_loss'] < 0.8 * $(awk 'BEGIN{print
   || fail "scratch: eval_loss $(json "$TMP/scratch/eval_results.json" 'j["eval_loss"]') did not drop below 0.8 ln(391)"
 
 # ---- 2 ranks x 4 = 1 process x 8
-DDP=(--model_name_or_path "$MODEL" --train_file "$TMP/train.txt" --validation_file "$TMP/validation.txt"
-     "${TRAIN[@]}" --max_steps 30 --ddp_backend ccl)
+# Each rank's loss is the mean over its own masked tokens and DDP averages the ranks' gradients (HF without
+# average_tokens_across_devices), which equals the global batch's mean only when both halves hold as many
+# masked tokens. So every token is chosen (--mlm_probability 1; still 80% [MASK], 10% random, 10% kept) on
+# lines of one length: then the 2-rank trajectory must be the 1-process one.
+for ((i = 0; i < 160; ++i)); do
+  w=${WORDS[$(((i * 3) % 7))]} line=""
+  for ((k = 0; k < 30; ++k)); do line+="${line:+ }$w"; done
+  echo "$line"
+done > "$TMP/even.txt"
+DDP=(--model_name_or_path "$MODEL" --train_file "$TMP/even.txt" --validation_file "$TMP/validation.txt"
+     "${TRAIN[@]}" --max_steps 30 --line_by_line --mlm_probability 1 --ddp_backend ccl)
 run one "${DDP[@]}"
 rc=0
 t0=$(now)
@@ -111,6 +136,9 @@ timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" mlm --output_d
   --seed 42 "${DDP[@]}" --per_device_train_batch_size 4 > "$TMP/two.log" 2>&1 || rc=$?
 [ "$rc" -eq 0 ] || fail "mpiexec -n 2 coretrain mlm exited $rc" "$TMP/two.log"
 echo "two: $(elapsed_since "$t0") s"
+grep -q "2 rank(s) on 1 node(s)" "$TMP/two.log" || fail "mpiexec -n 2 did not run 2 ranks" "$TMP/two.log"
+grep -q "Total train batch size (w. parallel, distributed & accumulation) = 8" "$TMP/two.log" \
+  || fail "the 2-rank run's global batch is not 8" "$TMP/two.log"
 "$PY" - "$TMP/one/eval_results.json" "$TMP/two/eval_results.json" <<'EOF' || fail "2 ranks' eval_loss differs from 1 process'"
 import json, sys
 a, b = (json.load(open(p))["eval_loss"] for p in sys.argv[1:3])

@@ -105,12 +105,14 @@ struct Source {
 };
 
 // rows [from, to) of `t` (datasets' train[a%:b%]), named after the slice.
-data::DatasetTable slice_rows(const data::DatasetTable& t, int64_t from, int64_t to, const std::string& name) {
+data::DatasetTable slice_rows(const data::DatasetTable& t, int64_t from, int64_t to,
+                              const std::string& name) {
   data::DatasetTable out;
   out.features = t.features;
   out.source = t.source + " " + name;
   out.table.names = t.table.names;
-  for (const auto& col : t.table.columns) out.table.columns.emplace_back(col.begin() + from, col.begin() + to);
+  for (const auto& col : t.table.columns)
+    out.table.columns.emplace_back(col.begin() + from, col.begin() + to);
   out.table.num_rows = to - from;
   return out;
 }
@@ -130,7 +132,8 @@ RawSplits read_raw_splits(const MlmArguments& a, const Source& src, const train:
     has_validation = has("validation");
     if (has("train") && (t.do_train || !has_validation))
       r.train = train::read_dataset_split(src.request, "train", dist);
-    if (has_validation && t.do_eval) r.validation = train::read_dataset_split(src.request, "validation", dist);
+    if (has_validation && t.do_eval)
+      r.validation = train::read_dataset_split(src.request, "validation", dist);
   } else {
     if (!d.train_file.empty()) r.train = data::read_table_files({d.train_file}, "--train_file");
     has_validation = !d.validation_file.empty();
@@ -160,10 +163,14 @@ bool is_python_space(const std::string& s) {
     }
     uint32_t cp = 0;
     size_t len = 0;
-    if ((c & 0xe0) == 0xc0) cp = c & 0x1f, len = 2;
-    else if ((c & 0xf0) == 0xe0) cp = c & 0x0f, len = 3;
-    else if ((c & 0xf8) == 0xf0) cp = c & 0x07, len = 4;
-    else return false;
+    if ((c & 0xe0) == 0xc0)
+      cp = c & 0x1f, len = 2;
+    else if ((c & 0xf0) == 0xe0)
+      cp = c & 0x0f, len = 3;
+    else if ((c & 0xf8) == 0xf0)
+      cp = c & 0x07, len = 4;
+    else
+      return false;
     if (i + len > s.size()) return false;
     for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
     const bool space = cp == 0x85 || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
@@ -196,10 +203,10 @@ class PlainCallScope {
   std::optional<text::PaddingParams> padding_;
 };
 
-// One split's features: --line_by_line's one chunk per non-blank line (truncated at max_seq_length; padding is
-// the split's), else every text tokenized whole and grouped into max_seq_length chunks per 1,000 texts.
-std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column, bool line_by_line,
-                                       int64_t max_seq_length, text::HfTokenizer& tok) {
+// One split's features: --line_by_line's one chunk per non-blank line (truncated at max_seq_length; padding
+// is the split's), else every text tokenized whole and grouped into max_seq_length chunks per 1,000 texts.
+std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column,
+                                       bool line_by_line, int64_t max_seq_length, text::HfTokenizer& tok) {
   const std::vector<std::string> texts = text_column(table, column);
   if (line_by_line) {
     TruncationScope scope(tok, max_seq_length);
@@ -234,8 +241,9 @@ int32_t mask_token_id(const text::HfTokenizer& tok, const std::string& flag) {
   candidates.insert(candidates.end(), {"[MASK]", "<mask>"});
   for (const auto& c : candidates)
     if (const int32_t id = tok.token_to_id(c); id >= 0) return id;
-  fail(flag,
-       ": this tokenizer does not have a mask token ([MASK] or <mask>), which masked language modeling needs");
+  fail(
+      flag,
+      ": this tokenizer does not have a mask token ([MASK] or <mask>), which masked language modeling needs");
 }
 
 // One split ready for the Trainer: its chunks, kept alive beside the split that refers to them.
@@ -244,9 +252,9 @@ struct Prepared {
   std::unique_ptr<MaskedLmSplit> split;
 };
 
-std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::string& column, int64_t max_samples,
-                                  const std::string& what, const MlmArguments& a, const MaskedLmOptions& o,
-                                  text::HfTokenizer& tok) {
+std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::string& column,
+                                  int64_t max_samples, const std::string& what, const MlmArguments& a,
+                                  const MaskedLmOptions& o, text::HfTokenizer& tok) {
   auto p = std::make_unique<Prepared>();
   p->chunks = tokenize_split(table, column, a.data.line_by_line, o.max_seq_length, tok);
   // select(range(min(len, max_samples))) after grouping, as run_mlm.
@@ -254,8 +262,9 @@ std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::st
     p->chunks.resize(static_cast<size_t>(max_samples));
   if (p->chunks.empty())
     fail(what, ": ", table.source, " (", table.num_rows(), " rows) yields no example",
-         a.data.line_by_line ? " (no non-blank line)"
-                             : str(" (fewer than --max_seq_length ", o.max_seq_length, " tokens per 1,000 texts)"));
+         a.data.line_by_line
+             ? " (no non-blank line)"
+             : str(" (fewer than --max_seq_length ", o.max_seq_length, " tokens per 1,000 texts)"));
   p->split = std::make_unique<MaskedLmSplit>(p->chunks, o);
   return p;
 }
@@ -264,7 +273,8 @@ std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::st
 
 int64_t percent_boundary(int64_t percent, int64_t num_rows) {
   // nearbyint under the default rounding mode rounds halves to even, as Python's round().
-  return static_cast<int64_t>(std::nearbyint(static_cast<double>(percent) * static_cast<double>(num_rows) / 100.0));
+  return static_cast<int64_t>(
+      std::nearbyint(static_cast<double>(percent) * static_cast<double>(num_rows) / 100.0));
 }
 
 model::ModelConfig scratch_config(const std::string& model_type, const std::string& overrides) {
@@ -331,7 +341,8 @@ model::ModelConfig scratch_config(const std::string& model_type, const std::stri
   return model::config_from_json(j, overrides.empty() ? "--model_type " + model_type : "--config_overrides");
 }
 
-train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv, const train::DistContext& dist) {
+train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv,
+                         const train::DistContext& dist) {
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
@@ -365,8 +376,9 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
     config = scratch_config(args.model_extra.model_type, args.model_extra.config_overrides);
   }
   if (local.tokenizer_name.empty() && !pretrained)
-    fail("--tokenizer_name: required when training from scratch (run_mlm does not build a tokenizer; save one "
-         "and pass its folder)");
+    fail(
+        "--tokenizer_name: required when training from scratch (run_mlm does not build a tokenizer; save one "
+        "and pass its folder)");
   // The vocabulary check waits for the resize rule below.
   model::ModelConfig unbounded = config;
   unbounded.vocab_size = std::numeric_limits<int64_t>::max();
@@ -380,11 +392,12 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
            "; coretrain does not resize a pretrained model's embeddings (run_mlm's resize_token_embeddings): "
            "use a tokenizer of at most ",
            config.vocab_size, " tokens");
-    log::info("resizing the fresh model's embeddings from ", config.vocab_size, " to the tokenizer's ", tokens,
-              " tokens");
+    log::info("resizing the fresh model's embeddings from ", config.vocab_size, " to the tokenizer's ",
+              tokens, " tokens");
     config.vocab_size = tokens;
   }
-  const int32_t mask_id = mask_token_id(tok, local.tokenizer_name.empty() ? "--model_name_or_path" : "--tokenizer_name");
+  const int32_t mask_id =
+      mask_token_id(tok, local.tokenizer_name.empty() ? "--model_name_or_path" : "--tokenizer_name");
 
   train::EncoderBuild build;
   build.head = model::HeadKind::masked_lm;
@@ -393,12 +406,15 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   train::broadcast_weights(*model, dist);
 
   // The text column: "text", else the first (of train when training, as run_mlm).
-  const data::DatasetTable& columns_of = t.do_train ? *raw.train : raw.validation ? *raw.validation : *raw.train;
+  const data::DatasetTable& columns_of = t.do_train       ? *raw.train
+                                         : raw.validation ? *raw.validation
+                                                          : *raw.train;
   if (columns_of.table.names.empty()) fail(columns_of.source, ": no columns");
   const std::string column = columns_of.has_column("text") ? "text" : columns_of.table.names[0];
 
   std::string warning;
-  const int64_t mml = tok.model_max_length() > 0 ? tok.model_max_length() : std::numeric_limits<int64_t>::max();
+  const int64_t mml =
+      tok.model_max_length() > 0 ? tok.model_max_length() : std::numeric_limits<int64_t>::max();
   int64_t max_seq_length = mlm_max_seq_length(d.max_seq_length, mml, &warning);
   if (!warning.empty()) log::warn(warning);
   max_seq_length = train::fit_max_seq_length("--max_seq_length", max_seq_length, tok, config);
@@ -418,7 +434,8 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   if (t.do_eval) eval_p = prepare(*raw.validation, column, d.max_eval_samples, "--do_eval", args, o, tok);
   raw = {};  // the texts are not needed past tokenization
 
-  train::TaskRunner runner(t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  train::TaskRunner runner(
+      t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {
@@ -440,7 +457,8 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   if (!d.dataset_name.empty()) {
     card.dataset_tag = d.dataset_name;
     card.dataset_arg = d.dataset_config_name;
-    card.dataset = d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
+    card.dataset =
+        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
   }
   runner.write_model_card(card);
   return result;
