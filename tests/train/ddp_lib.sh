@@ -27,7 +27,7 @@ ct_cleanup() {
     for c in $(pgrep -P "$p" 2>/dev/null || true); do kill -9 "$c" 2>/dev/null || true; done
     kill -9 "$p" 2>/dev/null || true
   done
-  [ -n "$TMP" ] && [ -z "${CT_KEEP_TMP:-}" ] && rm -rf "$TMP"
+  [ -n "$TMP" ] && rm -rf "$TMP"
   return 0
 }
 
