@@ -117,6 +117,36 @@ grep -q "training bert from random init" "$TMP/scratch.log" || fail "scratch: no
 json "$TMP/scratch/eval_results.json" "j['eval_loss'] < 0.8 * $(awk 'BEGIN{print log(391)}')" | grep -q True \
   || fail "scratch: eval_loss $(json "$TMP/scratch/eval_results.json" 'j["eval_loss"]') did not drop below 0.8 ln(391)"
 
+# A tokenizer larger than the vocabulary: the model grows to it (resize_token_embeddings), a fresh one...
+run resized --model_type distilbert --tokenizer_name "$MODEL" --train_file "$TMP/train.txt" \
+  --validation_file "$TMP/validation.txt" "${TRAIN[@]}" --max_steps 2 \
+  --config_overrides "hidden_size=32,n_layers=1,n_heads=2,hidden_dim=64,max_position_embeddings=64,vocab_size=300"
+json "$TMP/resized/config.json" '(j["vocab_size"], j["dim"], j["architectures"])' | grep -q "(391, 32, \['DistilBertForMaskedLM'\])" \
+  || fail "resized: config.json is not a 391-token DistilBERT" "$TMP/resized/config.json"
+sed 's/"vocab_size": 391/"vocab_size": 300/' "$TMP/config.json" > "$TMP/small.json"
+mkdir -p "$TMP/small"
+"$TOOL" init "$TMP/small.json" "$TMP/small" mlm 7 > "$TMP/tool.log" 2>&1 || fail "ct_checkpoint_tool init failed" "$TMP/tool.log"
+cp "$TOKENIZER" "$TMP/small/tokenizer.json"
+
+# ... and a checkpoint keeps its rows (learning rate 0: the saved weights are the resized ones).
+run resized_ckpt --model_name_or_path "$TMP/small" --train_file "$TMP/train.txt" --validation_file "$TMP/validation.txt" \
+  "${TRAIN[@]}" --max_steps 2 --learning_rate 0
+"$PY" - "$TMP/small/model.safetensors" "$TMP/resized_ckpt/model.safetensors" <<'EOF' || fail "resized checkpoint (see above)"
+import json, struct, sys
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    return {k: (v["shape"], b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]) for k, v in h.items() if k != "__metadata__"}
+old, new = tensors(sys.argv[1]), tensors(sys.argv[2])
+(so, eo), (sn, en) = old["bert.embeddings.word_embeddings.weight"], new["bert.embeddings.word_embeddings.weight"]
+(_, bo), (sb, bn) = old["cls.predictions.bias"], new["cls.predictions.bias"]
+print("embeddings", so, "->", sn, " bias", sb)
+ok = sn == [391, 32] and sb == [391] and en[:len(eo)] == eo and bn[:len(bo)] == bo
+ok &= en[len(eo):] != bytes(len(en) - len(eo)) and bn[len(bo):] == bytes(len(bn) - len(bo))
+sys.exit(0 if ok else 1)
+EOF
+
 # ---- 2 ranks x 4 = 1 process x 8
 # Each rank's loss is the mean over its own masked tokens and DDP averages the ranks' gradients (HF without
 # average_tokens_across_devices), which equals the global batch's mean only when both halves hold as many
@@ -160,4 +190,5 @@ cp "$TMP/train.txt" "$TMP/train.tsv"
 expect_error "train_file.*csv, json, txt" --model_name_or_path "$MODEL" --train_file "$TMP/train.tsv" --do_train
 expect_error "--config_overrides: key 'n_embd' is not a bert config field" --model_type bert --tokenizer_name "$MODEL" \
   --train_file "$TMP/train.txt" --do_train --config_overrides "hidden_size=32,n_embd=10"
+expect_error "--tokenizer_name: required when training from scratch" --model_type bert --train_file "$TMP/train.txt" --do_train
 echo "PASS"

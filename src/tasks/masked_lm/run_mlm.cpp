@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -269,6 +270,34 @@ std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::st
   return p;
 }
 
+// resize_token_embeddings of a loaded checkpoint: every parameter copied into a model of the larger
+// vocabulary, the word embeddings (and the tied decoder's bias) row by row; the new rows keep the seeded
+// init, N(0, initializer_range) as transformers' _init_weights draws them (transformers >= 4.46 draws them
+// around the old rows' mean instead), the new bias entries 0 as its padding leaves them.
+std::unique_ptr<model::EncoderModel> resized(const model::EncoderModel& loaded,
+                                             const model::ModelConfig& config,
+                                             const train::TrainingArguments& t,
+                                             const train::EncoderBuild& b) {
+  const auto precision = model::resolve_precision(t.bf16);
+  float* grads = b.grad_alloc ? b.grad_alloc(model::make_param_layout(config, b.head).total) : nullptr;
+  auto out = std::make_unique<model::EncoderModel>(config, b.head, precision, grads);
+  out->init_weights(static_cast<uint64_t>(t.seed));
+  std::map<std::string, const model::ParamInfo*> by_name;
+  for (const auto& p : loaded.params()) by_name[p.name] = &p;
+  float* to = out->params_data();
+  for (const auto& p : out->params()) {
+    const auto it = by_name.find(p.name);
+    CT_CHECK(it != by_name.end(), "resize_token_embeddings: ", p.name, " is not in the loaded model");
+    const model::ParamInfo& from = *it->second;
+    // Row-major [vocab, width] or [vocab]: the old rows are the first numel() floats.
+    CT_CHECK(from.numel() <= p.numel(), "resize_token_embeddings: ", p.name, " shrinks");
+    if (from.numel() < p.numel() && p.shape.size() == 1) std::fill_n(to + p.offset, p.numel(), 0.0f);
+    std::copy_n(loaded.params_data() + from.offset, from.numel(), to + p.offset);
+  }
+  out->mark_weights_changed();
+  return out;
+}
+
 }  // namespace
 
 int64_t percent_boundary(int64_t percent, int64_t num_rows) {
@@ -384,25 +413,29 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   unbounded.vocab_size = std::numeric_limits<int64_t>::max();
   text::HfTokenizer tok = train::load_task_tokenizer(local, unbounded);
   const auto tokens = static_cast<int64_t>(tok.vocab_size());
+  const std::string tok_flag = local.tokenizer_name.empty() ? "--model_name_or_path" : "--tokenizer_name";
+  // model.resize_token_embeddings(len(tokenizer)) when the tokenizer outgrows the embeddings.
+  const int64_t loaded_vocab = config.vocab_size;
   if (tokens > config.vocab_size) {
-    // model.resize_token_embeddings(len(tokenizer)): a fresh model simply starts at that size.
-    if (pretrained)
-      fail("--tokenizer_name: the tokenizer has ", tokens, " tokens, more than the checkpoint's vocab_size ",
-           config.vocab_size,
-           "; coretrain does not resize a pretrained model's embeddings (run_mlm's resize_token_embeddings): "
-           "use a tokenizer of at most ",
-           config.vocab_size, " tokens");
-    log::info("resizing the fresh model's embeddings from ", config.vocab_size, " to the tokenizer's ",
-              tokens, " tokens");
+    log::info("resizing the token embeddings from ", config.vocab_size, " to the tokenizer's ", tokens,
+              " tokens");
     config.vocab_size = tokens;
   }
-  const int32_t mask_id =
-      mask_token_id(tok, local.tokenizer_name.empty() ? "--model_name_or_path" : "--tokenizer_name");
+  const int32_t mask_id = mask_token_id(tok, tok_flag);
 
   train::EncoderBuild build;
   build.head = model::HeadKind::masked_lm;
   build.grad_alloc = train::gradient_allocator(dist);
-  auto model = train::build_task_model(local, config, t, build);
+  std::unique_ptr<model::EncoderModel> model;
+  if (pretrained && loaded_vocab != config.vocab_size) {
+    model::ModelConfig checkpoint_config = config;
+    checkpoint_config.vocab_size = loaded_vocab;
+    train::EncoderBuild plain = build;
+    plain.grad_alloc = nullptr;
+    model = resized(*train::build_task_model(local, checkpoint_config, t, plain), config, t, build);
+  } else {
+    model = train::build_task_model(local, config, t, build);
+  }
   train::broadcast_weights(*model, dist);
 
   // The text column: "text", else the first (of train when training, as run_mlm).
