@@ -4,11 +4,13 @@
 # follow a fixed 7-word cycle, so a masked word is what its neighbours say and a few hundred steps learn it.
 #
 # Checks: grouped chunks train eval_loss far below ln(391) (a uniform guess), perplexity = exp(eval_loss),
-# accuracy over the masked tokens, HF's output folder (config.json naming BertForMaskedLM, weights, tokenizer,
-# a fill-mask card); --line_by_line keeps one example per non-blank line; --validation_split_percentage holds
-# out train[:N%]; --model_type + --config_overrides + --tokenizer_name train from scratch; 2 ranks x batch 4
-# (mpiexec) end at the eval_loss of 1 process x batch 8; one-line errors for a missing file, a bad
-# extension and an unknown override key.
+# accuracy over the masked tokens, train/eval_samples = the chunks group_texts makes, HF's output folder
+# (config.json naming BertForMaskedLM, weights, tokenizer, card); --line_by_line from a --dataset_name folder
+# keeps one example per non-blank line and tags the card fill-mask with the dataset; --validation_split_percentage
+# holds out train[:N%] (local files and a dataset without a validation split); --model_type + --config_overrides
+# + --tokenizer_name train from scratch; a tokenizer larger than the vocabulary resizes the embeddings (a fresh
+# model's, and a checkpoint's with its rows kept); 2 ranks x batch 4 (mpiexec) end at the eval_loss of 1 process
+# x batch 8; one-line errors for a missing file, a bad extension, an unknown override key, no tokenizer.
 source "$(dirname "$0")/../train/ddp_lib.sh"
 BIN=$1 TOOL=$2 TOKENIZER=$3
 ct_setup mlm_command "$BIN"
