@@ -182,6 +182,19 @@ bool is_python_space(const std::string& s) {
   return true;
 }
 
+// The text column as run_mlm's tokenize_function reads it: a null cell is "" (grouped: [CLS] [SEP]; line by
+// line: no line); any other non-text cell fails naming its row.
+std::vector<std::string> texts_of(const data::DatasetTable& table, const std::string& column) {
+  data::DatasetTable only;
+  only.source = table.source;
+  only.table.names = {column};
+  only.table.columns.push_back(table.column(column));
+  only.table.num_rows = table.num_rows();
+  for (auto& v : only.table.columns[0])
+    if (v.is_null()) v.kind = parquet::Value::Kind::String;
+  return text_column(only, column);
+}
+
 // tokenizer(texts, return_special_tokens_mask=True) without truncation or padding: the call's own settings,
 // whatever the tokenizer.json stored.
 class PlainCallScope {
@@ -208,7 +221,7 @@ class PlainCallScope {
 // is the split's), else every text tokenized whole and grouped into max_seq_length chunks per 1,000 texts.
 std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column,
                                        bool line_by_line, int64_t max_seq_length, text::HfTokenizer& tok) {
-  const std::vector<std::string> texts = text_column(table, column);
+  const std::vector<std::string> texts = texts_of(table, column);
   if (line_by_line) {
     TruncationScope scope(tok, max_seq_length);
     std::vector<TokenChunk> out;
