@@ -1,0 +1,513 @@
+#include "tasks/masked_lm/run_mlm.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "data/dataset_table.h"
+#include "tasks/masked_lm/group_texts.h"
+#include "tasks/masked_lm/masked_lm_split.h"
+#include "tasks/table_cells.h"
+#include "tasks/tokenizer_call.h"
+#include "train/dataset_split.h"
+#include "train/encoder_loader.h"
+#include "train/model_source.h"
+#include "train/run_setup.h"
+
+namespace ct::tasks {
+namespace {
+
+using nlohmann::json;
+
+// ---- training from scratch
+
+// The PretrainedConfig defaults of each family (transformers' <Family>Config()), under HF's field names.
+json family_defaults(const std::string& type) {
+  if (type == "distilbert")
+    return json{{"model_type", "distilbert"},
+                {"vocab_size", 30522},
+                {"max_position_embeddings", 512},
+                {"sinusoidal_pos_embds", false},
+                {"n_layers", 6},
+                {"n_heads", 12},
+                {"dim", 768},
+                {"hidden_dim", 3072},
+                {"dropout", 0.1},
+                {"attention_dropout", 0.1},
+                {"activation", "gelu"},
+                {"initializer_range", 0.02},
+                {"qa_dropout", 0.1},
+                {"seq_classif_dropout", 0.2},
+                {"pad_token_id", 0}};
+  json j{{"model_type", type},
+         {"vocab_size", 30522},
+         {"hidden_size", 768},
+         {"num_hidden_layers", 12},
+         {"num_attention_heads", 12},
+         {"intermediate_size", 3072},
+         {"hidden_act", "gelu"},
+         {"hidden_dropout_prob", 0.1},
+         {"attention_probs_dropout_prob", 0.1},
+         {"max_position_embeddings", 512},
+         {"type_vocab_size", 2},
+         {"initializer_range", 0.02},
+         {"layer_norm_eps", 1e-12},
+         {"pad_token_id", 0}};
+  if (type == "roberta" || type == "xlm-roberta" || type == "camembert") {
+    j["pad_token_id"] = 1;
+    j["bos_token_id"] = 0;
+    j["eos_token_id"] = 2;
+  } else if (type == "electra") {
+    j["embedding_size"] = 128;
+    j["hidden_size"] = 256;
+    j["num_attention_heads"] = 4;
+    j["intermediate_size"] = 1024;
+  }
+  return j;
+}
+
+// update_from_string's int(v) / float(v): the whole value must parse.
+bool parse_int(const std::string& s, int64_t* out) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool parse_float(const std::string& s, double* out) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || errno == ERANGE || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// ---- data
+
+// Where the raw splits come from: --dataset_name on the Hub, else the local files.
+struct Source {
+  bool hub = false;
+  data::DatasetRequest request;
+};
+
+// rows [from, to) of `t` (datasets' train[a%:b%]), named after the slice.
+data::DatasetTable slice_rows(const data::DatasetTable& t, int64_t from, int64_t to,
+                              const std::string& name) {
+  data::DatasetTable out;
+  out.features = t.features;
+  out.source = t.source + " " + name;
+  out.table.names = t.table.names;
+  for (const auto& col : t.table.columns)
+    out.table.columns.emplace_back(col.begin() + from, col.begin() + to);
+  out.table.num_rows = to - from;
+  return out;
+}
+
+struct RawSplits {
+  std::optional<data::DatasetTable> train, validation;
+};
+
+RawSplits read_raw_splits(const MlmArguments& a, const Source& src, const train::DistContext& dist) {
+  const auto& d = a.data;
+  const auto& t = a.training;
+  RawSplits r;
+  bool has_validation = false;
+  if (src.hub) {
+    const auto names = train::dataset_split_names(src.request, dist);
+    auto has = [&](const char* s) { return std::find(names.begin(), names.end(), s) != names.end(); };
+    has_validation = has("validation");
+    if (has("train") && (t.do_train || !has_validation))
+      r.train = train::read_dataset_split(src.request, "train", dist);
+    if (has_validation && t.do_eval)
+      r.validation = train::read_dataset_split(src.request, "validation", dist);
+  } else {
+    if (!d.train_file.empty()) r.train = data::read_table_files({d.train_file}, "--train_file");
+    has_validation = !d.validation_file.empty();
+    if (has_validation) r.validation = data::read_table_files({d.validation_file}, "--validation_file");
+  }
+  if (!has_validation && r.train) {
+    // load_dataset(split="train[:N%]") and "train[N%:]".
+    const int64_t n = r.train->num_rows();
+    const int64_t k = percent_boundary(d.validation_split_percentage, n);
+    const std::string p = std::to_string(d.validation_split_percentage);
+    r.validation = slice_rows(*r.train, 0, k, "[:" + p + "%]");
+    r.train = slice_rows(*r.train, k, n, "[" + p + "%:]");
+  }
+  return r;
+}
+
+// Python's str.isspace() over UTF-8: true for a non-empty string of whitespace code points only.
+bool is_python_space(const std::string& s) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (!((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20))) return false;
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = 0;
+    if ((c & 0xe0) == 0xc0)
+      cp = c & 0x1f, len = 2;
+    else if ((c & 0xf0) == 0xe0)
+      cp = c & 0x0f, len = 3;
+    else if ((c & 0xf8) == 0xf0)
+      cp = c & 0x07, len = 4;
+    else
+      return false;
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    const bool space = cp == 0x85 || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+                       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+    if (!space) return false;
+    i += len;
+  }
+  return true;
+}
+
+// The text column as run_mlm's tokenize_function reads it: a null cell is "" (grouped: [CLS] [SEP]; line by
+// line: no line); any other non-text cell fails naming its row.
+std::vector<std::string> texts_of(const data::DatasetTable& table, const std::string& column) {
+  data::DatasetTable only;
+  only.source = table.source;
+  only.table.names = {column};
+  only.table.columns.push_back(table.column(column));
+  only.table.num_rows = table.num_rows();
+  for (auto& v : only.table.columns[0])
+    if (v.is_null()) v.kind = parquet::Value::Kind::String;
+  return text_column(only, column);
+}
+
+// tokenizer(texts, return_special_tokens_mask=True) without truncation or padding: the call's own settings,
+// whatever the tokenizer.json stored.
+class PlainCallScope {
+ public:
+  explicit PlainCallScope(text::HfTokenizer& tok)
+      : tok_(tok), truncation_(tok.truncation()), padding_(tok.padding()) {
+    tok_.set_truncation(std::nullopt);
+    tok_.set_padding(std::nullopt);
+  }
+  ~PlainCallScope() {
+    tok_.set_truncation(truncation_);
+    tok_.set_padding(padding_);
+  }
+  PlainCallScope(const PlainCallScope&) = delete;
+  PlainCallScope& operator=(const PlainCallScope&) = delete;
+
+ private:
+  text::HfTokenizer& tok_;
+  std::optional<text::TruncationParams> truncation_;
+  std::optional<text::PaddingParams> padding_;
+};
+
+// One split's features: --line_by_line's one chunk per non-blank line (truncated at max_seq_length; padding
+// is the split's), else every text tokenized whole and grouped into max_seq_length chunks per 1,000 texts.
+std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column,
+                                       bool line_by_line, int64_t max_seq_length, text::HfTokenizer& tok) {
+  const std::vector<std::string> texts = texts_of(table, column);
+  if (line_by_line) {
+    TruncationScope scope(tok, max_seq_length);
+    std::vector<TokenChunk> out;
+    for (const auto& line : texts) {
+      if (line.empty() || is_python_space(line)) continue;
+      text::Encoding e = tok.encode(line);
+      out.push_back({std::move(e.ids), std::move(e.special_tokens_mask)});
+    }
+    return out;
+  }
+  PlainCallScope scope(tok);
+  std::vector<TokenizedText> tokenized;
+  tokenized.reserve(texts.size());
+  for (const auto& text : texts) {
+    text::Encoding e = tok.encode(text);
+    tokenized.push_back({std::move(e.ids), std::move(e.special_tokens_mask)});
+  }
+  return group_texts(tokenized, max_seq_length);
+}
+
+// tokenizer.mask_token_id: tokenizer_config.json's mask_token (a string or an AddedToken), else the usual
+// spellings; DataCollatorForLanguageModeling refuses a tokenizer without one.
+int32_t mask_token_id(const text::HfTokenizer& tok, const std::string& flag) {
+  std::vector<std::string> candidates;
+  if (const json* c = tok.config(); c && c->contains("mask_token")) {
+    const json& m = (*c)["mask_token"];
+    if (m.is_string()) candidates.push_back(m.get<std::string>());
+    if (m.is_object() && m.contains("content") && m["content"].is_string())
+      candidates.push_back(m["content"].get<std::string>());
+  }
+  candidates.insert(candidates.end(), {"[MASK]", "<mask>"});
+  for (const auto& c : candidates)
+    if (const int32_t id = tok.token_to_id(c); id >= 0) return id;
+  fail(
+      flag,
+      ": this tokenizer does not have a mask token ([MASK] or <mask>), which masked language modeling needs");
+}
+
+// One split ready for the Trainer: its chunks, kept alive beside the split that refers to them.
+struct Prepared {
+  std::vector<TokenChunk> chunks;
+  std::unique_ptr<MaskedLmSplit> split;
+};
+
+std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::string& column,
+                                  int64_t max_samples, const std::string& what, const MlmArguments& a,
+                                  const MaskedLmOptions& o, text::HfTokenizer& tok) {
+  auto p = std::make_unique<Prepared>();
+  p->chunks = tokenize_split(table, column, a.data.line_by_line, o.max_seq_length, tok);
+  // select(range(min(len, max_samples))) after grouping, as run_mlm.
+  if (max_samples >= 0 && static_cast<int64_t>(p->chunks.size()) > max_samples)
+    p->chunks.resize(static_cast<size_t>(max_samples));
+  if (p->chunks.empty())
+    fail(what, ": ", table.source, " (", table.num_rows(), " rows) yields no example",
+         a.data.line_by_line
+             ? " (no non-blank line)"
+             : str(" (fewer than --max_seq_length ", o.max_seq_length, " tokens per 1,000 texts)"));
+  p->split = std::make_unique<MaskedLmSplit>(p->chunks, o);
+  return p;
+}
+
+// resize_token_embeddings of a loaded checkpoint: every parameter copied into a model of the larger
+// vocabulary, the word embeddings (and the tied decoder's bias) row by row; the new rows keep the seeded
+// init, N(0, initializer_range) as transformers' _init_weights draws them (transformers >= 4.46 draws them
+// around the old rows' mean instead), the new bias entries 0 as its padding leaves them.
+std::unique_ptr<model::EncoderModel> resized(const model::EncoderModel& loaded,
+                                             const model::ModelConfig& config,
+                                             const train::TrainingArguments& t,
+                                             const train::EncoderBuild& b) {
+  const auto precision = model::resolve_precision(t.bf16);
+  float* grads = b.grad_alloc ? b.grad_alloc(model::make_param_layout(config, b.head).total) : nullptr;
+  auto out = std::make_unique<model::EncoderModel>(config, b.head, precision, grads);
+  out->init_weights(static_cast<uint64_t>(t.seed));
+  std::map<std::string, const model::ParamInfo*> by_name;
+  for (const auto& p : loaded.params()) by_name[p.name] = &p;
+  float* to = out->params_data();
+  for (const auto& p : out->params()) {
+    const auto it = by_name.find(p.name);
+    CT_CHECK(it != by_name.end(), "resize_token_embeddings: ", p.name, " is not in the loaded model");
+    const model::ParamInfo& from = *it->second;
+    // Row-major [vocab, width] or [vocab]: the old rows are the first numel() floats.
+    CT_CHECK(from.numel() <= p.numel(), "resize_token_embeddings: ", p.name, " shrinks");
+    if (from.numel() < p.numel() && p.shape.size() == 1) std::fill_n(to + p.offset, p.numel(), 0.0f);
+    std::copy_n(loaded.params_data() + from.offset, from.numel(), to + p.offset);
+  }
+  out->mark_weights_changed();
+  return out;
+}
+
+}  // namespace
+
+int64_t percent_boundary(int64_t percent, int64_t num_rows) {
+  // nearbyint under the default rounding mode rounds halves to even, as Python's round().
+  return static_cast<int64_t>(
+      std::nearbyint(static_cast<double>(percent) * static_cast<double>(num_rows) / 100.0));
+}
+
+model::ModelConfig scratch_config(const std::string& model_type, const std::string& overrides) {
+  static const std::vector<std::string> kTypes = {"bert",      "roberta",    "xlm-roberta",
+                                                  "camembert", "distilbert", "electra"};
+  if (std::find(kTypes.begin(), kTypes.end(), model_type) == kTypes.end())
+    fail("--model_type: '", model_type,
+         "' is not a type coretrain trains from scratch (bert, roberta, xlm-roberta, camembert, distilbert, "
+         "electra)");
+  json j = family_defaults(model_type);
+  // DistilBertConfig.attribute_map: the common names set DistilBERT's own fields.
+  const std::vector<std::pair<std::string, std::string>> aliases =
+      model_type == "distilbert"
+          ? std::vector<std::pair<std::string, std::string>>{{"hidden_size", "dim"},
+                                                             {"num_attention_heads", "n_heads"},
+                                                             {"num_hidden_layers", "n_layers"}}
+          : std::vector<std::pair<std::string, std::string>>{};
+  // Fields carried for HF's config.json but not read by the model stay as they are.
+  auto overridable = [&](const std::string& k) {
+    return j.contains(k) && k != "model_type" && k != "bos_token_id" && k != "eos_token_id" &&
+           k != "sinusoidal_pos_embds";
+  };
+  size_t at = 0;
+  while (!overrides.empty() && at <= overrides.size()) {
+    const size_t comma = std::min(overrides.find(',', at), overrides.size());
+    const std::string item = overrides.substr(at, comma - at);
+    at = comma + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || item.find('=', eq + 1) != std::string::npos)
+      fail("--config_overrides: '", item, "' is not key=value");
+    std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    for (const auto& [alias, field] : aliases)
+      if (key == alias) key = field;
+    if (!overridable(key)) {
+      std::string known;
+      for (const auto& [k, v] : j.items())
+        if (overridable(k)) known += (known.empty() ? "" : ", ") + k;
+      fail("--config_overrides: key '", item.substr(0, eq), "' is not a ", model_type,
+           " config field coretrain supports (", known, ")");
+    }
+    json& old = j[key];
+    if (old.is_boolean()) {
+      const std::string v = lower(value);
+      if (v == "true" || v == "1" || v == "y" || v == "yes") {
+        old = true;
+      } else if (v == "false" || v == "0" || v == "n" || v == "no") {
+        old = false;
+      } else {
+        fail("--config_overrides: can't derive true or false from '", value, "' (key ", key, ")");
+      }
+    } else if (old.is_number_integer()) {
+      int64_t v = 0;
+      if (!parse_int(value, &v)) fail("--config_overrides: ", key, "=", value, ": expected an integer");
+      old = v;
+    } else if (old.is_number()) {
+      double v = 0;
+      if (!parse_float(value, &v)) fail("--config_overrides: ", key, "=", value, ": expected a number");
+      old = v;
+    } else {
+      old = value;
+    }
+  }
+  return model::config_from_json(j, overrides.empty() ? "--model_type " + model_type : "--config_overrides");
+}
+
+train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv,
+                         const train::DistContext& dist) {
+  for (const auto& n : args.notes) log::info(n);
+  auto& t = args.training;
+  auto& d = args.data;
+  const std::string resume = train::prepare_output_dir(t, dist);
+  train::check_same_arguments(train::command_line_json(argv), dist);
+  train::resolve_logging_dir(t, dist);
+
+  Source src;
+  if (!d.dataset_name.empty()) {
+    src.hub = true;
+    src.request.name = d.dataset_name;
+    src.request.config = d.dataset_config_name;
+    src.request.cache_dir = args.model.cache_dir;
+    src.request.token = args.model.token;
+  }
+  RawSplits raw = read_raw_splits(args, src, dist);
+  if (t.do_train && !raw.train) fail("--do_train requires a train dataset (--train_file or a train split)");
+  if (t.do_eval && !raw.validation)
+    fail("--do_eval requires a validation dataset (--validation_file, a validation split or a train split)");
+
+  // Config, tokenizer, model: a checkpoint's, or run_mlm's training from scratch.
+  train::ModelArguments local = train::localize_model_sources(args.model, dist);
+  const bool pretrained = !local.model_name_or_path.empty();
+  model::ModelConfig config;
+  if (!local.config_name.empty() || pretrained) {
+    config = train::load_task_config(local);
+  } else {
+    log::warn("You are instantiating a new config instance from scratch.");
+    if (!args.model_extra.config_overrides.empty())
+      log::info("Overriding config: ", args.model_extra.config_overrides);
+    config = scratch_config(args.model_extra.model_type, args.model_extra.config_overrides);
+  }
+  if (local.tokenizer_name.empty() && !pretrained)
+    fail(
+        "--tokenizer_name: required when training from scratch (run_mlm does not build a tokenizer; save one "
+        "and pass its folder)");
+  // The vocabulary check waits for the resize rule below.
+  model::ModelConfig unbounded = config;
+  unbounded.vocab_size = std::numeric_limits<int64_t>::max();
+  text::HfTokenizer tok = train::load_task_tokenizer(local, unbounded);
+  const auto tokens = static_cast<int64_t>(tok.vocab_size());
+  const std::string tok_flag = local.tokenizer_name.empty() ? "--model_name_or_path" : "--tokenizer_name";
+  // model.resize_token_embeddings(len(tokenizer)) when the tokenizer outgrows the embeddings.
+  const int64_t loaded_vocab = config.vocab_size;
+  if (tokens > config.vocab_size) {
+    log::info("resizing the token embeddings from ", config.vocab_size, " to the tokenizer's ", tokens,
+              " tokens");
+    config.vocab_size = tokens;
+  }
+  const int32_t mask_id = mask_token_id(tok, tok_flag);
+
+  train::EncoderBuild build;
+  build.head = model::HeadKind::masked_lm;
+  build.grad_alloc = train::gradient_allocator(dist);
+  std::unique_ptr<model::EncoderModel> model;
+  if (pretrained && loaded_vocab != config.vocab_size) {
+    model::ModelConfig checkpoint_config = config;
+    checkpoint_config.vocab_size = loaded_vocab;
+    train::EncoderBuild plain = build;
+    plain.grad_alloc = nullptr;
+    model = resized(*train::build_task_model(local, checkpoint_config, t, plain), config, t, build);
+  } else {
+    model = train::build_task_model(local, config, t, build);
+  }
+  train::broadcast_weights(*model, dist);
+
+  // The text column: "text", else the first (of train when training, as run_mlm).
+  const data::DatasetTable& columns_of = t.do_train       ? *raw.train
+                                         : raw.validation ? *raw.validation
+                                                          : *raw.train;
+  if (columns_of.table.names.empty()) fail(columns_of.source, ": no columns");
+  const std::string column = columns_of.has_column("text") ? "text" : columns_of.table.names[0];
+
+  std::string warning;
+  const int64_t mml =
+      tok.model_max_length() > 0 ? tok.model_max_length() : std::numeric_limits<int64_t>::max();
+  int64_t max_seq_length = mlm_max_seq_length(d.max_seq_length, mml, &warning);
+  if (!warning.empty()) log::warn(warning);
+  max_seq_length = train::fit_max_seq_length("--max_seq_length", max_seq_length, tok, config);
+
+  MaskedLmOptions o;
+  o.max_seq_length = max_seq_length;
+  // Padding only exists line by line; grouped chunks all have max_seq_length tokens.
+  o.pad_to_max_length = d.line_by_line && d.pad_to_max_length;
+  o.pad_token_id = tok.pad_token_id();
+  o.masking.mlm_probability = d.mlm_probability;
+  o.masking.mask_token_id = mask_id;
+  o.masking.vocab_size = tokens;
+  o.masking.seed = static_cast<uint64_t>(t.seed);
+
+  std::unique_ptr<Prepared> train_p, eval_p;
+  if (t.do_train) train_p = prepare(*raw.train, column, d.max_train_samples, "--do_train", args, o, tok);
+  if (t.do_eval) eval_p = prepare(*raw.validation, column, d.max_eval_samples, "--do_eval", args, o, tok);
+  raw = {};  // the texts are not needed past tokenization
+
+  train::TaskRunner runner(
+      t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  train::RunResult result;
+  result.world = dist.world;
+  if (t.do_train) {
+    result.train_metrics = runner.train(*train_p->split, eval_p ? eval_p->split.get() : nullptr, resume,
+                                        static_cast<int64_t>(train_p->chunks.size()));
+    result.comm_exposed_seconds = runner.comm_exposed_seconds();
+  }
+  if (t.do_eval) {
+    log::info("*** Evaluate ***");
+    auto m = runner.evaluate(*eval_p->split, static_cast<int64_t>(eval_p->chunks.size()));
+    // math.exp(eval_loss), inf where Python raises OverflowError (written as JSON null, nlohmann's inf).
+    m["perplexity"] = std::exp(m.value("eval_loss", std::numeric_limits<double>::quiet_NaN()));
+    runner.report("eval", m);
+    result.eval_metrics = m;
+  }
+  train::ModelCardInfo card;
+  card.finetuned_from = args.model.model_name_or_path;
+  card.tasks = "fill-mask";
+  if (!d.dataset_name.empty()) {
+    card.dataset_tag = d.dataset_name;
+    card.dataset_arg = d.dataset_config_name;
+    card.dataset =
+        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
+  }
+  runner.write_model_card(card);
+  return result;
+}
+
+}  // namespace ct::tasks
