@@ -30,6 +30,19 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Labelled positions of a batch with per-token labels (label != -100): what a token-level loss averages over.
+int64_t labelled_tokens(const model::Batch& b) {
+  if (!b.labels) return 0;
+  int64_t n = 0;
+  if (b.seq_lens)
+    for (int64_t r = 0; r < b.B; ++r) n += b.seq_lens[r];
+  else
+    n = b.B * b.T;
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += b.labels[i] != -100;
+  return count;
+}
+
 double round_to(double v, int digits) {
   const double p = std::pow(10.0, digits);
   return std::round(v * p) / p;
@@ -247,6 +260,9 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   // every rank stops after the same step.
   GracefulStopScope graceful;
   bool done = state_.global_step >= max_steps;
+  const bool token_average = train.token_labels();
+  std::vector<CollatedBatch> group_batches;
+  double group_tokens = 0;
   for (int64_t epoch = first_epoch; epoch < num_epochs && !done; ++epoch) {
     const auto batches = sampler.batches(epoch, epoch == first_epoch ? skip_batches : 0);
     int64_t micro_in_epoch = epoch == first_epoch ? skip_batches : 0;
@@ -254,8 +270,26 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
     double group_loss = 0;
     for (size_t bi = 0; bi < batches.size() && !done; ++bi) {
       const auto& sb = batches[bi];
-      const CollatedBatch cb =
-          train.collate(sb.indices, /*labels=*/true, BatchKey{static_cast<uint64_t>(epoch), sb.positions});
+      if (group == 0 && token_average) {
+        // The accumulation group's batches up front: their labelled tokens, summed over the group and the
+        // ranks, weigh each micro-batch's loss (HF's num_items_in_batch with average_tokens_across_devices),
+        // so the step's gradient is the mean over every labelled token of the global batch, as one process
+        // with the whole batch computes it, whatever the world size and however many tokens each rank holds.
+        group_batches.clear();
+        const size_t end = std::min(batches.size(), bi + static_cast<size_t>(accum));
+        double local = 0;
+        for (size_t g = bi; g < end; ++g) {
+          group_batches.push_back(
+              train.collate(batches[g].indices, /*labels=*/true,
+                            BatchKey{static_cast<uint64_t>(epoch), batches[g].positions}));
+          local += static_cast<double>(labelled_tokens(group_batches.back().batch));
+        }
+        group_tokens = std::round(mean_over_ranks(dist_, local) * dist_.world);
+      }
+      const CollatedBatch cb = token_average
+                                   ? std::move(group_batches[static_cast<size_t>(group)])
+                                   : train.collate(sb.indices, /*labels=*/true,
+                                                   BatchKey{static_cast<uint64_t>(epoch), sb.positions});
       const auto& lens = cb.real_lengths;
       for (int64_t len : lens) real_tokens += len;
       padded_tokens += cb.batch.B * cb.batch.T;
@@ -278,8 +312,13 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       const float loss = model_.forward(cb.batch, so_step);
       if (reducer_) reducer_->add_touched_rows(cb.batch.input_ids, cb.positions);
       // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
-      model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
-                      1.0f / static_cast<float>(accum), /*accumulate=*/group > 0);
+      const double weight =
+          token_average ? (group_tokens > 0
+                               ? static_cast<double>(labelled_tokens(cb.batch)) * dist_.world / group_tokens
+                               : 0.0)
+                        : 1.0 / static_cast<double>(accum);
+      model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{}, static_cast<float>(weight),
+                      /*accumulate=*/group > 0);
       ++micro_in_epoch;
       ++group;
       // Counted as world x this rank's input_ids (exact with fixed padding; with dynamic padding or packed
@@ -288,7 +327,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       const int64_t batch_tokens = cb.positions;
       state_.num_input_tokens_seen += batch_tokens * dist_.world;
       state_.total_flos += flos_tok * static_cast<double>(batch_tokens * dist_.world);
-      group_loss += static_cast<double>(loss) / static_cast<double>(accum);
+      if (weight != 0) group_loss += static_cast<double>(loss) * weight;
       const bool last_of_epoch = micro_in_epoch == batches_per_epoch;
       if (group < accum && !last_of_epoch) continue;
 
