@@ -9,8 +9,14 @@
 //   ct_checkpoint_tool forward <dir>
 //     loads <dir>/config.json and the weights as `coretrain qa` would (fresh head when missing) and writes
 //     the logits on <dir>/inputs.json to <dir>/coretrain_logits.json, with the load report.
+//   ct_checkpoint_tool diff <dir_a> <dir_b>
+//     prints "max_abs_diff <x> max_abs <y> params <n>" over every weight of the two checkpoints (the model
+//     of dir_a's config.json and head), so shell tests compare trained weights without Python.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -158,13 +164,37 @@ int forward_mode(const std::string& dir) {
 
 // A fresh checkpoint of any config.json, HF-initialized from `seed` (what the task commands' tests start
 // from: their scripts, like HF's, need --model_name_or_path).
-int init_mode(const std::string& config_path, const std::string& dir, const std::string& head, uint64_t seed) {
+int init_mode(const std::string& config_path, const std::string& dir, const std::string& head,
+              uint64_t seed) {
   const ModelConfig config = load_config(config_path);
   const HeadKind kind = head_from_name(head);
   EncoderModel model(config, kind, Precision::f32);
   model.init_weights(seed);
   fs::write_file_atomic(dir + "/config.json", config_to_json(config, kind));
   save_hf_weights(dir + "/model.safetensors", model.params(), model.params_data());
+  return 0;
+}
+
+// Two runs that should agree (1 rank vs 2 ranks with the same global batch) differ by float summation order
+// only, so the weights are compared to a tolerance the caller picks from this line.
+int diff_mode(const std::string& dir_a, const std::string& dir_b) {
+  const ModelConfig config = load_config(dir_a + "/config.json");
+  const HeadKind kind = head_from_architectures(config, HeadKind::span);
+  EncoderModel a(config, kind, Precision::f32), b(config, kind, Precision::f32);
+  for (auto [dir, model] : {std::pair{dir_a, &a}, std::pair{dir_b, &b}}) {
+    const LoadReport report = load_hf_weights(find_weights_file(dir), model->params(), model->params_data());
+    if (!report.missing.empty() || !report.unexpected.empty())
+      ct::fail(dir, ": the weights do not match ", dir_a, "/config.json (", report.missing.size(),
+               " missing, ", report.unexpected.size(), " unexpected)");
+  }
+  double max_diff = 0, max_abs = 0;
+  const float *pa = a.params_data(), *pb = b.params_data();
+  for (int64_t i = 0; i < a.num_params(); ++i) {
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(pa[i] - pb[i])));
+    max_abs = std::max(max_abs, static_cast<double>(std::fabs(pa[i])));
+  }
+  std::printf("max_abs_diff %.9g max_abs %.9g params %lld\n", max_diff, max_abs,
+              static_cast<long long>(a.num_params()));
   return 0;
 }
 
@@ -177,9 +207,10 @@ int main(int argc, char** argv) {
     if (a.size() == 5 && a[0] == "write") return write_head_mode(a[1], a[2], std::stoull(a[3]), a[4]);
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
     if (a.size() == 5 && a[0] == "init") return init_mode(a[1], a[2], a[3], std::stoull(a[4]));
+    if (a.size() == 3 && a[0] == "diff") return diff_mode(a[1], a[2]);
     std::fprintf(stderr,
                  "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra> <seed> [head] | "
-                 "forward <dir> | init <config.json> <dir> <head> <seed>\n");
+                 "forward <dir> | init <config.json> <dir> <head> <seed> | diff <dir_a> <dir_b>\n");
     return 2;
   } catch (const ct::Error& e) {
     std::fprintf(stderr, "ct_checkpoint_tool: %s\n", e.what());

@@ -1,0 +1,161 @@
+#!/bin/bash
+# swag_command_test.sh CORETRAIN CHECKPOINT_TOOL SOURCE_DIR: `coretrain swag` end to end, as a user runs
+# run_swag.py on their own csv: a tiny BERT folder (ct_checkpoint_tool init + the fixture WordPiece
+# tokenizer) learns a synthetic SWAG (the right ending repeats the context's word) to eval accuracy > 0.9;
+# the output folder holds what HF's writes (a MultipleChoice config, weights, tokenizer, the card's task);
+# the saved model evaluated again from a json file gives the same metrics; 2 ranks under mpiexec with the
+# same global batch end with the same eval metrics and weights; bad inputs fail in one line naming the
+# flag, column or row. Only bash, awk and jq: no Python.
+set -eu
+
+BIN=$1 TOOL=$2 SRC=$3
+for x in "$BIN" "$TOOL"; do [ -x "$x" ] || { echo "FAIL: $x is not an executable"; exit 1; }; done
+command -v jq > /dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+LIMIT=${CT_TEST_PROCESS_LIMIT:-100}  # seconds any one coretrain process may run
+TMP=$(mktemp -d /tmp/ct_swag_command.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+# One thread per process: beside other tests a second spinning OpenMP thread slows a tiny model a lot.
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive CCL_WORKER_COUNT=1 MASTER_ADDR=127.0.0.1
+export HF_DATASETS_CACHE="$TMP/cache" CORETRAIN_COMM_TIMEOUT=${CORETRAIN_COMM_TIMEOUT:-60}
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_PORT PMI_RANK PMI_SIZE 2> /dev/null || true
+
+fail() {
+  echo "FAIL: $1" >&2
+  shift
+  for f in "$@"; do
+    [ -f "$f" ] && { echo "---- last lines of $f" >&2; grep -v '^train: step' "$f" | tail -n 25 >&2; }
+  done
+  exit 1
+}
+now() { date +%s.%N; }
+elapsed_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# `within A B REL`: |A - B| <= REL * |B|.
+within() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+                                                     exit !(d <= r * m) }'; }
+swag() { timeout -k 5 "$LIMIT" "$BIN" swag "$@"; }
+
+# ---- the model folder: what --model_name_or_path names (config.json, model.safetensors, tokenizer.json).
+# No dropout: learning from scratch that two tokens are equal, the tiny model needs the steps without noise.
+MODEL=$TMP/model
+mkdir -p "$MODEL"
+cat > "$TMP/config.json" << 'EOF'
+{"model_type": "bert", "vocab_size": 391, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+ "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2,
+ "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+EOF
+"$TOOL" init "$TMP/config.json" "$MODEL" multiple-choice 42 > "$TMP/init.log" 2>&1 || fail "ct_checkpoint_tool init" "$TMP/init.log"
+cp "$SRC/tests/text/data/tokenizers/bert.json" "$MODEL/tokenizer.json"
+
+# ---- SWAG-like data: context "the W", header "and", every ending "the X" of another word but the right
+# one, which repeats W. Columns as the Hub's swag has them (with two it has and run_swag ignores).
+gen_csv() {  # N SEED
+  awk -v n="$1" -v seed="$2" 'BEGIN {
+    srand(seed); k = split("hello world cafe istanbul resume", w, " ")
+    print "video-id,fold-ind,sent1,sent2,ending0,ending1,ending2,ending3,label"
+    for (i = 0; i < n; ++i) {
+      for (j = 1; j <= k; ++j) o[j] = j
+      for (j = k; j > 1; --j) { r = 1 + int(rand() * j); t = o[j]; o[j] = o[r]; o[r] = t }
+      label = int(rand() * 4); wrong = 2; line = "v" i "," i ",the " w[o[1]] ",and"
+      for (c = 0; c < 4; ++c) line = line ",the " w[o[c == label ? 1 : wrong++]]
+      print line "," label
+    }
+  }'
+}
+# The same rows as JSON lines (datasets' json loader).
+csv_to_jsonl() {
+  awk -F, 'NR > 1 { printf "{\"sent1\": \"%s\", \"sent2\": \"%s\", \"ending0\": \"%s\", \"ending1\": \"%s\", \"ending2\": \"%s\", \"ending3\": \"%s\", \"label\": %s}\n", $3, $4, $5, $6, $7, $8, $9 }' "$1"
+}
+gen_csv 544 7 > "$TMP/train.csv"
+gen_csv 128 8 > "$TMP/dev.csv"
+csv_to_jsonl "$TMP/dev.csv" > "$TMP/dev.json"
+
+STEPS=${SWAG_TEST_STEPS:-400}
+COMMON=(--model_name_or_path "$MODEL" --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv"
+        --do_train --do_eval --max_train_samples 512 --learning_rate 2e-3 --max_steps "$STEPS"
+        --warmup_ratio 0.1 --save_strategy no --logging_steps 100 --per_device_eval_batch_size 32
+        --disable_tqdm true --seed 42)
+
+# ---- 1 process x 16 examples a step
+ONE=$TMP/one
+t0=$(now)
+RC=0
+swag "${COMMON[@]}" --per_device_train_batch_size 16 --output_dir "$ONE" > "$TMP/one.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "coretrain swag exited $RC" "$TMP/one.log"
+echo "1 process, $STEPS steps: $(elapsed_since "$t0") s"
+for f in config.json model.safetensors tokenizer.json README.md all_results.json train_results.json \
+         eval_results.json trainer_state.json; do
+  [ -s "$ONE/$f" ] || fail "the output folder has no $f" "$TMP/one.log"
+done
+acc=$(jq -r .eval_accuracy "$ONE/all_results.json")
+loss=$(jq -r .eval_loss "$ONE/all_results.json")
+echo "eval_accuracy $acc eval_loss $loss"
+awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }' || fail "eval_accuracy $acc, expected > 0.9" "$TMP/one.log"
+[ "$(jq -r .train_samples "$ONE/all_results.json")" = 512 ] \
+  || fail "train_samples $(jq -r .train_samples "$ONE/all_results.json"), expected 512 (--max_train_samples)"
+[ "$(jq -r .eval_samples "$ONE/all_results.json")" = 128 ] \
+  || fail "eval_samples $(jq -r .eval_samples "$ONE/all_results.json"), expected 128"
+[ "$(jq -r '.architectures[0]' "$ONE/config.json")" = BertForMultipleChoice ] \
+  || fail "config.json architectures: $(jq -c .architectures "$ONE/config.json"), expected BertForMultipleChoice"
+grep -q "multiple-choice" "$ONE/README.md" || fail "README.md does not name the task multiple-choice"
+grep -q "SWAG" "$ONE/README.md" || fail "README.md does not name the dataset SWAG"
+# No --max_seq_length and no model_max_length: HF's 1024 with its warning, then the model's 64 positions.
+grep -q "Picking 1024 instead" "$TMP/one.log" || fail "no warning about the 1024 default" "$TMP/one.log"
+
+# ---- the saved folder evaluated again, from the same rows as JSON lines: the same metrics
+RC=0
+swag --model_name_or_path "$ONE" --validation_file "$TMP/dev.json" --do_eval --per_device_eval_batch_size 32 \
+  --output_dir "$TMP/again" > "$TMP/again.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "eval of the saved folder exited $RC" "$TMP/again.log"
+acc2=$(jq -r .eval_accuracy "$TMP/again/eval_results.json")
+loss2=$(jq -r .eval_loss "$TMP/again/eval_results.json")
+[ "$acc2" = "$acc" ] && within "$loss2" "$loss" 1e-5 \
+  || fail "the saved model scores accuracy $acc2 loss $loss2 on dev.json, the run ended with $acc $loss" "$TMP/again.log"
+
+# ---- 2 ranks x 8 examples: the same global batch, so the same training up to float summation order
+TWO=$TMP/two
+mkdir -p "$TMP/cwd"
+t0=$(now)
+RC=0
+(cd "$TMP/cwd" && timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" swag "${COMMON[@]}" \
+   --per_device_train_batch_size 8 --output_dir "$TWO") > "$TMP/two.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "mpiexec -n 2 coretrain swag exited $RC" "$TMP/two.log"
+echo "2 ranks, $STEPS steps: $(elapsed_since "$t0") s"
+[ -z "$(ls -A "$TMP/cwd")" ] || fail "the 2-rank run wrote into its working directory: $(ls -A "$TMP/cwd")"
+grep -q "Total train batch size (w. parallel, distributed & accumulation) = 16" "$TMP/two.log" \
+  || fail "the 2-rank run does not log the total train batch size 16" "$TMP/two.log"
+acc_two=$(jq -r .eval_accuracy "$TWO/all_results.json")
+loss_two=$(jq -r .eval_loss "$TWO/all_results.json")
+echo "2 ranks: eval_accuracy $acc_two eval_loss $loss_two"
+[ "$acc_two" = "$acc" ] || fail "2 ranks: eval_accuracy $acc_two, 1 process $acc"
+within "$loss_two" "$loss" 1e-4 || fail "2 ranks: eval_loss $loss_two, 1 process $loss (more than 1e-4 apart)"
+[ "$(jq -r .eval_samples "$TWO/all_results.json")" = 128 ] || fail "2 ranks: eval_samples is not 128"
+"$TOOL" diff "$ONE" "$TWO" > "$TMP/diff.txt" 2>&1 || fail "ct_checkpoint_tool diff" "$TMP/diff.txt"
+read -r _ wdiff _ wmax _ < "$TMP/diff.txt"
+echo "weights: max |1 process - 2 ranks| $wdiff (largest weight $wmax)"
+within "$wdiff" "$wmax" 1e-4 || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
+
+# ---- one-line errors naming what is wrong
+expect_error() {  # NAME PATTERN ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  local log=$TMP/err_$name.log rc=0
+  swag "$@" --output_dir "$TMP/err_$name" > "$log" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || fail "$name: exit $rc, expected 1" "$log"
+  local lines
+  lines=$(grep -c "error:" "$log" || true)
+  [ "$lines" = 1 ] || fail "$name: $lines error lines, expected 1" "$log"
+  grep "error:" "$log" | grep -q -- "$pattern" || fail "$name: the error does not say '$pattern'" "$log"
+  grep "error:" "$log"
+}
+cut -d, -f1-7,9 "$TMP/dev.csv" > "$TMP/no_ending3.csv"
+expect_error no_ending3 "no column 'ending3'" --model_name_or_path "$MODEL" --train_file "$TMP/no_ending3.csv" \
+  --do_train
+cp "$TMP/dev.csv" "$TMP/dev.txt"
+expect_error extension "--train_file $TMP/dev.txt: expected a csv or json file" --model_name_or_path "$MODEL" \
+  --train_file "$TMP/dev.txt" --do_train
+awk -F, -v OFS=, 'NR == 4 { $9 = 7 } { print }' "$TMP/dev.csv" > "$TMP/bad_label.csv"
+expect_error label 'column "label" row 2: label 7 is not an ending index' --model_name_or_path "$MODEL" \
+  --train_file "$TMP/dev.csv" --validation_file "$TMP/bad_label.csv" --do_eval
+expect_error no_validation "--do_eval requires a validation dataset (--validation_file)" \
+  --model_name_or_path "$MODEL" --train_file "$TMP/dev.csv" --do_eval
+echo "PASS"
