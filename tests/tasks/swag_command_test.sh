@@ -4,8 +4,8 @@
 # tokenizer) learns a synthetic SWAG (the right ending repeats the context's word) to eval accuracy > 0.9;
 # the output folder holds what HF's writes (a MultipleChoice config, weights, tokenizer, the card's task);
 # the saved model evaluated again from a json file gives the same metrics; 2 ranks under mpiexec with the
-# same global batch end with the same eval metrics and weights; bad inputs fail in one line naming the
-# flag, column or row. Only bash, awk and jq: no Python.
+# same global batch log the same losses and end with the same eval metrics and weights; bad inputs fail in
+# one line naming the flag, column or row. Only bash, awk and jq: no Python.
 set -eu
 
 BIN=$1 TOOL=$2 SRC=$3
@@ -35,13 +35,15 @@ within() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = 
 swag() { timeout -k 5 "$LIMIT" "$BIN" swag "$@"; }
 
 # ---- the model folder: what --model_name_or_path names (config.json, model.safetensors, tokenizer.json).
-# No dropout: learning from scratch that two tokens are equal, the tiny model needs the steps without noise.
+# No dropout, and an init 5x HF's default: learning from scratch that two tokens are equal, the tiny model
+# stalls on a plateau (eval accuracy 0.3-0.8) for some data orders at initializer_range 0.02, and reached
+# 1.0 for every one of 24 orders x inits tried at 0.1.
 MODEL=$TMP/model
 mkdir -p "$MODEL"
 cat > "$TMP/config.json" << 'EOF'
 {"model_type": "bert", "vocab_size": 391, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
  "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2,
- "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+ "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "initializer_range": 0.1}
 EOF
 "$TOOL" init "$TMP/config.json" "$MODEL" multiple-choice 42 > "$TMP/init.log" 2>&1 || fail "ct_checkpoint_tool init" "$TMP/init.log"
 cp "$SRC/tests/text/data/tokenizers/bert.json" "$MODEL/tokenizer.json"
@@ -69,17 +71,18 @@ gen_csv 544 7 > "$TMP/train.csv"
 gen_csv 128 8 > "$TMP/dev.csv"
 csv_to_jsonl "$TMP/dev.csv" > "$TMP/dev.json"
 
-STEPS=${SWAG_TEST_STEPS:-400}
+# 400 steps: every data order and init tried reached accuracy 1.0 by then (at 100-160 steps some stop at 0.87).
+STEPS=400
 COMMON=(--model_name_or_path "$MODEL" --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv"
-        --do_train --do_eval --max_train_samples 512 --learning_rate 2e-3 --max_steps "$STEPS"
-        --warmup_ratio 0.1 --save_strategy no --logging_steps 100 --per_device_eval_batch_size 32
-        --disable_tqdm true --seed 42)
+        --do_train --do_eval --max_train_samples 512 --learning_rate 2e-3 --warmup_ratio 0.1
+        --save_strategy no --per_device_eval_batch_size 32 --disable_tqdm true --seed 42)
 
 # ---- 1 process x 16 examples a step
 ONE=$TMP/one
 t0=$(now)
 RC=0
-swag "${COMMON[@]}" --per_device_train_batch_size 16 --output_dir "$ONE" > "$TMP/one.log" 2>&1 || RC=$?
+swag "${COMMON[@]}" --max_steps $STEPS --logging_steps 100 --per_device_train_batch_size 16 --output_dir "$ONE" \
+  > "$TMP/one.log" 2>&1 || RC=$?
 [ "$RC" -eq 0 ] || fail "coretrain swag exited $RC" "$TMP/one.log"
 echo "1 process, $STEPS steps: $(elapsed_since "$t0") s"
 for f in config.json model.safetensors tokenizer.json README.md all_results.json train_results.json \
@@ -111,28 +114,51 @@ loss2=$(jq -r .eval_loss "$TMP/again/eval_results.json")
 [ "$acc2" = "$acc" ] && within "$loss2" "$loss" 1e-5 \
   || fail "the saved model scores accuracy $acc2 loss $loss2 on dev.json, the run ended with $acc $loss" "$TMP/again.log"
 
-# ---- 2 ranks x 8 examples: the same global batch, so the same training up to float summation order
-TWO=$TMP/two
+# ---- 2 ranks x 8 examples = 1 process x 16: the same global batches, so the same training up to float
+# summation order. Compared over 80 steps (accuracy 1.0 already, eval_loss 0.18): once the loss nears 0 the
+# gradients are tiny, Adam scales their rounding noise up to the step size, and by step 400 the two runs'
+# eval_loss (5e-5) differs by 3e-4 relative and weights by 1e-4 though both score 1.0.
+PAIR=(--max_steps 80 --logging_steps 8)
+ONE80=$TMP/one80 TWO=$TMP/two
+RC=0
+swag "${COMMON[@]}" "${PAIR[@]}" --per_device_train_batch_size 16 --output_dir "$ONE80" > "$TMP/one80.log" 2>&1 \
+  || RC=$?
+[ "$RC" -eq 0 ] || fail "coretrain swag (80 steps) exited $RC" "$TMP/one80.log"
 mkdir -p "$TMP/cwd"
 t0=$(now)
 RC=0
 (cd "$TMP/cwd" && timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" swag "${COMMON[@]}" \
-   --per_device_train_batch_size 8 --output_dir "$TWO") > "$TMP/two.log" 2>&1 || RC=$?
+   "${PAIR[@]}" --per_device_train_batch_size 8 --output_dir "$TWO") > "$TMP/two.log" 2>&1 || RC=$?
 [ "$RC" -eq 0 ] || fail "mpiexec -n 2 coretrain swag exited $RC" "$TMP/two.log"
-echo "2 ranks, $STEPS steps: $(elapsed_since "$t0") s"
+echo "2 ranks, 80 steps: $(elapsed_since "$t0") s"
 [ -z "$(ls -A "$TMP/cwd")" ] || fail "the 2-rank run wrote into its working directory: $(ls -A "$TMP/cwd")"
 grep -q "Total train batch size (w. parallel, distributed & accumulation) = 16" "$TMP/two.log" \
   || fail "the 2-rank run does not log the total train batch size 16" "$TMP/two.log"
-acc_two=$(jq -r .eval_accuracy "$TWO/all_results.json")
-loss_two=$(jq -r .eval_loss "$TWO/all_results.json")
-echo "2 ranks: eval_accuracy $acc_two eval_loss $loss_two"
-[ "$acc_two" = "$acc" ] || fail "2 ranks: eval_accuracy $acc_two, 1 process $acc"
-within "$loss_two" "$loss" 1e-4 || fail "2 ranks: eval_loss $loss_two, 1 process $loss (more than 1e-4 apart)"
 [ "$(jq -r .eval_samples "$TWO/all_results.json")" = 128 ] || fail "2 ranks: eval_samples is not 128"
-"$TOOL" diff "$ONE" "$TWO" > "$TMP/diff.txt" 2>&1 || fail "ct_checkpoint_tool diff" "$TMP/diff.txt"
+for k in eval_accuracy eval_loss; do
+  a=$(jq -r .$k "$ONE80/all_results.json") b=$(jq -r .$k "$TWO/all_results.json")
+  echo "$k: 1 process $a, 2 ranks $b"
+  if [ $k = eval_accuracy ]; then
+    [ "$a" = "$b" ] || fail "2 ranks: eval_accuracy $b, 1 process $a"
+  else
+    within "$b" "$a" 1e-4 || fail "2 ranks: eval_loss $b, 1 process $a (more than 1e-4 apart)"
+  fi
+done
+losses() { jq -r '[.log_history[] | select(.loss) | "\(.step) \(.loss)"] | .[]' "$1/trainer_state.json"; }
+paste -d' ' <(losses "$ONE80") <(losses "$TWO") > "$TMP/losses.txt"
+[ "$(wc -l < "$TMP/losses.txt")" = 10 ] || fail "expected 10 logged losses in each run: $(cat "$TMP/losses.txt")"
+while read -r s1 l1 s2 l2; do
+  [ "$s1" = "$s2" ] && awk -v a="$l1" -v b="$l2" 'BEGIN { d = a - b; exit !(d <= 1e-4 && d >= -1e-4) }' \
+    || fail "training losses differ: step $s1 loss $l1 (1 process), step $s2 loss $l2 (2 ranks)"
+done < "$TMP/losses.txt"
+# The classifier's and the attention keys' biases are left out: the loss does not depend on them (they shift
+# every choice's logit, every key's score alike), so their gradients are rounding noise that Adam turns into
+# +-lr steps of either sign.
+"$TOOL" diff "$ONE80" "$TWO" classifier.bias attention.self.key.bias > "$TMP/diff.txt" 2>&1 \
+  || fail "ct_checkpoint_tool diff" "$TMP/diff.txt"
 read -r _ wdiff _ wmax _ < "$TMP/diff.txt"
-echo "weights: max |1 process - 2 ranks| $wdiff (largest weight $wmax)"
-within "$wdiff" "$wmax" 1e-4 || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
+echo "weights: $(cat "$TMP/diff.txt")"
+awk -v d="$wdiff" -v m="$wmax" 'BEGIN { exit !(d <= 1e-5 * m) }' || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
 
 # ---- one-line errors naming what is wrong
 expect_error() {  # NAME PATTERN ARGS...
@@ -151,7 +177,7 @@ cut -d, -f1-7,9 "$TMP/dev.csv" > "$TMP/no_ending3.csv"
 expect_error no_ending3 "no column 'ending3'" --model_name_or_path "$MODEL" --train_file "$TMP/no_ending3.csv" \
   --do_train
 cp "$TMP/dev.csv" "$TMP/dev.txt"
-expect_error extension "--train_file $TMP/dev.txt: expected a csv or json file" --model_name_or_path "$MODEL" \
+expect_error extension "--train_file $TMP/dev.txt: expected a csv, json file" --model_name_or_path "$MODEL" \
   --train_file "$TMP/dev.txt" --do_train
 awk -F, -v OFS=, 'NR == 4 { $9 = 7 } { print }' "$TMP/dev.csv" > "$TMP/bad_label.csv"
 expect_error label 'column "label" row 2: label 7 is not an ending index' --model_name_or_path "$MODEL" \

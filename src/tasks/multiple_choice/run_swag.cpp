@@ -61,10 +61,13 @@ data::DatasetTable read_split(const Source& s, const std::string& hub_split, con
 // the file, the column and the row.
 int64_t ending_index(const data::DatasetTable& t, int64_t row) {
   const auto& v = t.column(kLabel)[static_cast<size_t>(row)];
-  if (v.kind != parquet::Value::Kind::Int)
+  if (v.kind != parquet::Value::Kind::Int) {
+    // (str, not operator+: GCC 12's -Wrestrict misfires on "'" + std::string.)
+    const std::string got = v.kind == parquet::Value::Kind::Null ? std::string("an empty cell")
+                                                                 : str("'", label_key(t, kLabel, row), "'");
     fail(t.source, ": column \"", kLabel, "\" row ", row, ": expected the right ending's index 0..",
-         kSwagNumChoices - 1, ", got ",
-         v.kind == parquet::Value::Kind::Null ? "an empty cell" : "'" + label_key(t, kLabel, row) + "'");
+         kSwagNumChoices - 1, ", got ", got);
+  }
   if (v.i < 0 || v.i >= kSwagNumChoices)
     fail(t.source, ": column \"", kLabel, "\" row ", row, ": label ", v.i,
          " is not an ending index (expected 0..", kSwagNumChoices - 1, ": ending0..ending",
