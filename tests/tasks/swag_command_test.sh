@@ -8,7 +8,7 @@
 # one line naming the flag, column or row. Only bash, awk and jq: no Python.
 set -eu
 
-BIN=$1 TOOL=$2 SRC=$3
+BIN=$(realpath "$1") TOOL=$(realpath "$2") SRC=$(realpath "$3")  # absolute: the 2-rank run starts elsewhere
 for x in "$BIN" "$TOOL"; do [ -x "$x" ] || { echo "FAIL: $x is not an executable"; exit 1; }; done
 command -v jq > /dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 LIMIT=${CT_TEST_PROCESS_LIMIT:-100}  # seconds any one coretrain process may run
