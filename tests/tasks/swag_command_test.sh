@@ -3,7 +3,7 @@
 # run_swag.py on their own csv: a tiny BERT folder (ct_checkpoint_tool init + the fixture WordPiece
 # tokenizer) learns a synthetic SWAG (the right ending repeats the context's word) to eval accuracy > 0.9;
 # the output folder holds what HF's writes (a MultipleChoice config, weights, tokenizer, the card's task);
-# the saved model evaluated again from a json file gives the same metrics; 2 ranks under mpiexec with the
+# the saved model evaluated again from a json file, and padded, gives the same metrics; 2 ranks under mpiexec with the
 # same global batch log the same losses and end with the same eval metrics and weights; bad inputs fail in
 # one line naming the flag, column or row. Only bash, awk and jq: no Python.
 set -eu
@@ -160,6 +160,26 @@ read -r _ wdiff _ wmax _ < "$TMP/diff.txt"
 echo "weights: $(cat "$TMP/diff.txt")"
 awk -v d="$wdiff" -v m="$wmax" 'BEGIN { exit !(d <= 1e-5 * m) }' || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
 
+# ---- --pad_to_max_length: every choice padded to max_seq_length scores as the packed batches did
+RC=0
+swag --model_name_or_path "$ONE80" --validation_file "$TMP/dev.csv" --do_eval --pad_to_max_length true \
+  --max_seq_length 16 --per_device_eval_batch_size 32 --output_dir "$TMP/padded" > "$TMP/padded.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "the padded eval exited $RC" "$TMP/padded.log"
+for k in eval_accuracy eval_loss; do
+  a=$(jq -r .$k "$ONE80/all_results.json") b=$(jq -r .$k "$TMP/padded/eval_results.json")
+  within "$b" "$a" 1e-5 || fail "padded to 16: $k $b, packed $a"
+done
+
+# ---- max_seq_length past the tokenizer's model_max_length: HF's warning, then model_max_length
+cp -r "$ONE80" "$TMP/mml32"
+echo '{"model_max_length": 32}' > "$TMP/mml32/tokenizer_config.json"
+RC=0
+swag --model_name_or_path "$TMP/mml32" --validation_file "$TMP/dev.csv" --do_eval --max_seq_length 48 \
+  --pad_to_max_length true --output_dir "$TMP/mml" > "$TMP/mml.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "the eval with model_max_length 32 exited $RC" "$TMP/mml.log"
+grep -q "The max_seq_length passed (48) is larger than the maximum length for the model (32). Using max_seq_length=32." \
+  "$TMP/mml.log" || fail "no warning that --max_seq_length 48 is past model_max_length 32" "$TMP/mml.log"
+
 # ---- one-line errors naming what is wrong
 expect_error() {  # NAME PATTERN ARGS...
   local name=$1 pattern=$2
@@ -184,4 +204,6 @@ expect_error label 'column "label" row 2: label 7 is not an ending index' --mode
   --train_file "$TMP/dev.csv" --validation_file "$TMP/bad_label.csv" --do_eval
 expect_error no_validation "--do_eval requires a validation dataset (--validation_file)" \
   --model_name_or_path "$MODEL" --train_file "$TMP/dev.csv" --do_eval
+expect_error positions "--max_seq_length: 100 exceeds the model's max_position_embeddings (64)" \
+  --model_name_or_path "$MODEL" --validation_file "$TMP/dev.csv" --do_eval --max_seq_length 100
 echo "PASS"
