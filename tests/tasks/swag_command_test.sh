@@ -3,9 +3,10 @@
 # run_swag.py on their own csv: a tiny BERT folder (ct_checkpoint_tool init + the fixture WordPiece
 # tokenizer) learns a synthetic SWAG (the right ending repeats the context's word) to eval accuracy > 0.9;
 # the output folder holds what HF's writes (a MultipleChoice config, weights, tokenizer, the card's task);
-# the saved model evaluated again from a json file, and padded, gives the same metrics; 2 ranks under mpiexec with the
-# same global batch log the same losses and end with the same eval metrics and weights; bad inputs fail in
-# one line naming the flag, column or row. Only bash, awk and jq: no Python.
+# the saved model evaluated again from a json file, and padded, gives the same metrics; 2 ranks under
+# mpiexec with the same global batch log the same losses and end with the same eval metrics and weights;
+# max_seq_length follows run_swag's rules; bad inputs fail in one line naming the flag, column or row. Only
+# bash, awk and jq: no Python.
 set -eu
 
 BIN=$(realpath "$1") TOOL=$(realpath "$2") SRC=$(realpath "$3")  # absolute: the 2-rank run starts elsewhere
@@ -45,7 +46,8 @@ cat > "$TMP/config.json" << 'EOF'
  "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2,
  "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "initializer_range": 0.1}
 EOF
-"$TOOL" init "$TMP/config.json" "$MODEL" multiple-choice 42 > "$TMP/init.log" 2>&1 || fail "ct_checkpoint_tool init" "$TMP/init.log"
+"$TOOL" init "$TMP/config.json" "$MODEL" multiple-choice 42 > "$TMP/init.log" 2>&1 \
+  || fail "ct_checkpoint_tool init" "$TMP/init.log"
 cp "$SRC/tests/text/data/tokenizers/bert.json" "$MODEL/tokenizer.json"
 
 # ---- SWAG-like data: context "the W", header "and", every ending "the X" of another word but the right
@@ -65,7 +67,8 @@ gen_csv() {  # N SEED
 }
 # The same rows as JSON lines (datasets' json loader).
 csv_to_jsonl() {
-  awk -F, 'NR > 1 { printf "{\"sent1\": \"%s\", \"sent2\": \"%s\", \"ending0\": \"%s\", \"ending1\": \"%s\", \"ending2\": \"%s\", \"ending3\": \"%s\", \"label\": %s}\n", $3, $4, $5, $6, $7, $8, $9 }' "$1"
+  awk -F, 'NR > 1 { printf "{\"sent1\": \"%s\", \"sent2\": \"%s\", \"ending0\": \"%s\", \"ending1\": \"%s\", ", $3, $4, $5, $6
+                   printf "\"ending2\": \"%s\", \"ending3\": \"%s\", \"label\": %s}\n", $7, $8, $9 }' "$1"
 }
 gen_csv 544 7 > "$TMP/train.csv"
 gen_csv 128 8 > "$TMP/dev.csv"
@@ -112,7 +115,8 @@ swag --model_name_or_path "$ONE" --validation_file "$TMP/dev.json" --do_eval --p
 acc2=$(jq -r .eval_accuracy "$TMP/again/eval_results.json")
 loss2=$(jq -r .eval_loss "$TMP/again/eval_results.json")
 [ "$acc2" = "$acc" ] && within "$loss2" "$loss" 1e-5 \
-  || fail "the saved model scores accuracy $acc2 loss $loss2 on dev.json, the run ended with $acc $loss" "$TMP/again.log"
+  || fail "the saved model scores accuracy $acc2 loss $loss2 on dev.json, the run ended with $acc $loss" \
+       "$TMP/again.log"
 
 # ---- 2 ranks x 8 examples = 1 process x 16: the same global batches, so the same training up to float
 # summation order. Compared over 80 steps (accuracy 1.0 already, eval_loss 0.18): once the loss nears 0 the
@@ -158,7 +162,8 @@ done < "$TMP/losses.txt"
   || fail "ct_checkpoint_tool diff" "$TMP/diff.txt"
 read -r _ wdiff _ wmax _ < "$TMP/diff.txt"
 echo "weights: $(cat "$TMP/diff.txt")"
-awk -v d="$wdiff" -v m="$wmax" 'BEGIN { exit !(d <= 1e-5 * m) }' || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
+awk -v d="$wdiff" -v m="$wmax" 'BEGIN { exit !(d <= 1e-5 * m) }' \
+  || fail "2 ranks' weights differ from 1 process' by $wdiff (largest weight $wmax)"
 
 # ---- --pad_to_max_length: every choice padded to max_seq_length scores as the packed batches did
 RC=0
@@ -177,7 +182,7 @@ RC=0
 swag --model_name_or_path "$TMP/mml32" --validation_file "$TMP/dev.csv" --do_eval --max_seq_length 48 \
   --pad_to_max_length true --output_dir "$TMP/mml" > "$TMP/mml.log" 2>&1 || RC=$?
 [ "$RC" -eq 0 ] || fail "the eval with model_max_length 32 exited $RC" "$TMP/mml.log"
-grep -q "The max_seq_length passed (48) is larger than the maximum length for the model (32). Using max_seq_length=32." \
+grep -q "The max_seq_length passed (48) is larger than the maximum length for the model (32)\. Using max_seq_length=32\." \
   "$TMP/mml.log" || fail "no warning that --max_seq_length 48 is past model_max_length 32" "$TMP/mml.log"
 
 # ---- one-line errors naming what is wrong
