@@ -52,7 +52,8 @@ Source data_source(const SwagArguments& a) {
 data::DatasetTable read_split(const Source& s, const std::string& hub_split, const std::string& flag,
                               const std::string& file, const std::string& need,
                               const train::DistContext& dist) {
-  if (s.hub) return train::read_dataset_split(s.request, hub_split, dist);
+  // run_swag has no --dataset_name: its logs and errors say "dataset swag".
+  if (s.hub) return train::read_dataset_split(s.request, hub_split, dist, {}, "dataset");
   if (file.empty()) fail(need, " (", flag, ")");
   return data::read_table_files({file}, flag);
 }
