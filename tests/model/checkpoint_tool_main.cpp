@@ -9,8 +9,15 @@
 //   ct_checkpoint_tool forward <dir>
 //     loads <dir>/config.json and the weights as `coretrain qa` would (fresh head when missing) and writes
 //     the logits on <dir>/inputs.json to <dir>/coretrain_logits.json, with the load report.
+//   ct_checkpoint_tool diff <dir_a> <dir_b> [skip...]
+//     prints "max_abs_diff <x> max_abs <y> params <n> worst <name>" over the weights of two checkpoints (the
+//     model of dir_a's config.json and head) but the parameters whose names end in a skip, so shell tests
+//     compare trained weights without Python.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -181,6 +188,40 @@ int init_mode(const std::string& config_path, const std::string& dir, const std:
   return 0;
 }
 
+// Two runs that should agree (1 rank vs 2 ranks with the same global batch) differ by float summation order
+// only, so the weights are compared to a tolerance the caller picks from this line. `skip` (name endings)
+// leaves out weights the loss does not determine: a multiple-choice classifier's bias shifts every choice's
+// logit alike, an attention key bias every key's score for a query alike, so their gradients are rounding
+// noise, which Adam scales up to +-lr per step in a direction each run draws its own.
+int diff_mode(const std::string& dir_a, const std::string& dir_b, const std::vector<std::string>& skip) {
+  const ModelConfig config = load_config(dir_a + "/config.json");
+  const HeadKind kind = head_from_architectures(config, HeadKind::span);
+  EncoderModel a(config, kind, Precision::f32), b(config, kind, Precision::f32);
+  for (auto [dir, model] : {std::pair{dir_a, &a}, std::pair{dir_b, &b}}) {
+    const LoadReport report = load_hf_weights(find_weights_file(dir), model->params(), model->params_data());
+    if (!report.missing.empty() || !report.unexpected.empty())
+      ct::fail(dir, ": the weights do not match ", dir_a, "/config.json (", report.missing.size(),
+               " missing, ", report.unexpected.size(), " unexpected)");
+  }
+  double max_diff = 0, max_abs = 0;
+  int64_t compared = 0;
+  std::string worst = "-";
+  const float *pa = a.params_data(), *pb = b.params_data();
+  for (const auto& info : a.params()) {
+    if (std::any_of(skip.begin(), skip.end(), [&](const std::string& k) { return info.name.ends_with(k); }))
+      continue;
+    for (int64_t i = info.offset; i < info.offset + info.numel(); ++i) {
+      const double d = std::fabs(pa[i] - pb[i]);
+      if (d > max_diff) max_diff = d, worst = info.name;
+      max_abs = std::max(max_abs, static_cast<double>(std::fabs(pa[i])));
+    }
+    compared += info.numel();
+  }
+  std::printf("max_abs_diff %.9g max_abs %.9g params %lld worst %s\n", max_diff, max_abs,
+              static_cast<long long>(compared), worst.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,9 +231,10 @@ int main(int argc, char** argv) {
     if (a.size() == 5 && a[0] == "write") return write_head_mode(a[1], a[2], std::stoull(a[3]), a[4]);
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
     if (a.size() == 5 && a[0] == "init") return init_mode(a[1], a[2], a[3], std::stoull(a[4]));
+    if (a.size() >= 3 && a[0] == "diff") return diff_mode(a[1], a[2], {a.begin() + 3, a.end()});
     std::fprintf(stderr,
                  "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra|modernbert> <seed> [head] | "
-                 "forward <dir> | init <config.json> <dir> <head> <seed>\n");
+                 "forward <dir> | init <config.json> <dir> <head> <seed> | diff <dir_a> <dir_b> [skip...]\n");
     return 2;
   } catch (const ct::Error& e) {
     std::fprintf(stderr, "ct_checkpoint_tool: %s\n", e.what());

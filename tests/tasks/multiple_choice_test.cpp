@@ -16,6 +16,7 @@
 #include "model/encoder_model.h"
 #include "tasks/multiple_choice/multiple_choice_features.h"
 #include "tasks/multiple_choice/multiple_choice_split.h"
+#include "tasks/multiple_choice/run_swag.h"
 #include "text/hf_tokenizer.h"
 #include "tiny_training.h"
 #include "train/trainer.h"
@@ -178,6 +179,29 @@ TEST(MultipleChoiceSplit, ScoresTheFirstMaximumAsRunSwagsAccuracy) {
   split.prediction_rows(cb, {1, 2, 3, 4, 5, 6, 7, 8}, out.data());
   EXPECT_EQ((std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}), out);
   EXPECT_THROW(split.prediction_rows(cb, {1, 2, 3, 4}, out.data()), Error);
+}
+
+TEST(SwagMaxSeqLength, RunSwagsDefaultAndCapWithItsWarnings) {
+  std::string w;
+  // No flag: model_max_length, at most 1024 (no model_max_length is transformers' VERY_LARGE_INTEGER).
+  EXPECT_EQ(512, swag_max_seq_length(-1, 512, &w));
+  EXPECT_EQ("", w);
+  EXPECT_EQ(1024, swag_max_seq_length(-1, 1024, &w));
+  EXPECT_EQ("", w);
+  EXPECT_EQ(1024, swag_max_seq_length(-1, 4096, &w));
+  EXPECT_THAT(w, testing::HasSubstr("very large `model_max_length` (4096). Picking 1024 instead."));
+  EXPECT_EQ(1024, swag_max_seq_length(-1, 0, &w));
+  EXPECT_THAT(w, testing::HasSubstr("(1000000000000000019884624838656). Picking 1024 instead."));
+  // A flag: min(flag, model_max_length).
+  EXPECT_EQ(80, swag_max_seq_length(80, 512, &w));
+  EXPECT_EQ("", w);
+  EXPECT_EQ(512, swag_max_seq_length(2048, 512, &w));
+  EXPECT_EQ(
+      "The max_seq_length passed (2048) is larger than the maximum length for the model (512). Using "
+      "max_seq_length=512.",
+      w);
+  EXPECT_EQ(2048, swag_max_seq_length(2048, 0, &w));
+  EXPECT_EQ("", w);
 }
 
 class SwagTrainsThroughTheTrainer : public ::testing::TestWithParam<bool> {};
