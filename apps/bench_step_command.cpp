@@ -59,8 +59,8 @@ int run_bench_step(int argc, char** argv) {
                "DistilBERT instead of BERT (no token types); --model_type distilbert");
   app.add_option("--model_type", model_type,
                  "bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert or deberta-v2")
-      ->check(CLI::IsMember(
-          {"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra", "modernbert", "deberta-v2"}));
+      ->check(CLI::IsMember({"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra",
+                             "modernbert", "deberta-v2"}));
   app.add_option("--head", head_name,
                  "qa, seq-cls, token-cls, mlm or multiple-choice (4 choices per example)")
       ->check(CLI::IsMember({"qa", "seq-cls", "token-cls", "mlm", "multiple-choice"}));

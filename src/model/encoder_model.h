@@ -174,7 +174,7 @@ class EncoderModel {
   bf16* weights_bf16_ = nullptr;
   bool weights_dirty_ = true;
   std::unique_ptr<Buffers> buf_;
-  std::shared_ptr<ModernBuffers> mb_;  // shared_ptr: its type is complete in modernbert_body.cpp only
+  std::shared_ptr<ModernBuffers> mb_;      // shared_ptr: its type is complete in modernbert_body.cpp only
   std::shared_ptr<DebertaState> deberta_;  // null for the BERT-family body (shared_ptr: type erased deleter)
   std::unique_ptr<Head> head_;
 };

@@ -23,11 +23,12 @@ std::vector<std::string> ParamLayout::head_param_names() const {
 }
 
 void validate_model_config(const ModelConfig& c) {
-  CT_CHECK(c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra() ||
-               c.is_modernbert() || c.is_deberta(),
-           "model config: model_type '", c.model_type,
-           "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert "
-           "or deberta-v2)");
+  CT_CHECK(
+      c.model_type == "bert" || c.model_type == "distilbert" || c.is_roberta_like() || c.is_electra() ||
+          c.is_modernbert() || c.is_deberta(),
+      "model config: model_type '", c.model_type,
+      "' is not supported (expected bert, distilbert, roberta, xlm-roberta, camembert, electra, modernbert "
+      "or deberta-v2)");
   auto positive = [](int64_t v, const char* name) {
     CT_CHECK(v > 0, "model config: ", name, " must be > 0, got ", v);
   };
@@ -40,7 +41,8 @@ void validate_model_config(const ModelConfig& c) {
   positive(c.num_labels, "num_labels");
   CT_CHECK(c.hidden_size % c.num_attention_heads == 0, "model config: hidden_size ", c.hidden_size,
            " is not divisible by num_attention_heads ", c.num_attention_heads);
-  if (!c.is_distilbert() && !c.is_modernbert() && !c.is_deberta()) positive(c.type_vocab_size, "type_vocab_size");
+  if (!c.is_distilbert() && !c.is_modernbert() && !c.is_deberta())
+    positive(c.type_vocab_size, "type_vocab_size");
   CT_CHECK(c.embedding_size >= 0, "model config: embedding_size must be > 0, got ", c.embedding_size);
   CT_CHECK(c.embedding_size == 0 || c.is_electra() || c.is_deberta(),
            "model config: embedding_size is ELECTRA's and DeBERTa's field, not ", c.model_type, "'s");

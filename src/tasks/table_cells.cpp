@@ -9,13 +9,20 @@ using parquet::Value;
 
 const char* kind_name(Value::Kind k) {
   switch (k) {
-    case Value::Kind::Null: return "null";
-    case Value::Kind::Bool: return "a bool";
-    case Value::Kind::Int: return "an integer";
-    case Value::Kind::Double: return "a float";
-    case Value::Kind::String: return "a string";
-    case Value::Kind::List: return "a list";
-    case Value::Kind::Struct: return "a struct";
+    case Value::Kind::Null:
+      return "null";
+    case Value::Kind::Bool:
+      return "a bool";
+    case Value::Kind::Int:
+      return "an integer";
+    case Value::Kind::Double:
+      return "a float";
+    case Value::Kind::String:
+      return "a string";
+    case Value::Kind::List:
+      return "a list";
+    case Value::Kind::Struct:
+      return "a struct";
   }
   return "?";
 }
@@ -42,7 +49,8 @@ std::vector<std::vector<std::string>> text_list_column(const data::DatasetTable&
   const auto& col = t.column(name);
   std::vector<std::vector<std::string>> out(col.size());
   for (size_t r = 0; r < col.size(); ++r) {
-    if (col[r].kind != Value::Kind::List) bad_cell(t, name, static_cast<int64_t>(r), "a list of strings", col[r]);
+    if (col[r].kind != Value::Kind::List)
+      bad_cell(t, name, static_cast<int64_t>(r), "a list of strings", col[r]);
     for (const auto& item : col[r].items) {
       if (item.kind != Value::Kind::String)
         bad_cell(t, name, static_cast<int64_t>(r), "a list of strings (an item is not)", item);
@@ -55,10 +63,14 @@ std::vector<std::vector<std::string>> text_list_column(const data::DatasetTable&
 std::string label_key(const data::DatasetTable& t, const std::string& column, int64_t row) {
   const Value& v = t.column(column)[static_cast<size_t>(row)];
   switch (v.kind) {
-    case Value::Kind::String: return v.s;
-    case Value::Kind::Int: return std::to_string(v.i);
-    case Value::Kind::Bool: return v.i ? "True" : "False";
-    default: bad_cell(t, column, row, "a label (a string, an integer or a bool)", v);
+    case Value::Kind::String:
+      return v.s;
+    case Value::Kind::Int:
+      return std::to_string(v.i);
+    case Value::Kind::Bool:
+      return v.i ? "True" : "False";
+    default:
+      bad_cell(t, column, row, "a label (a string, an integer or a bool)", v);
   }
 }
 

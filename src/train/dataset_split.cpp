@@ -21,14 +21,15 @@ void on_node_leader_first(const DistContext& dist, const std::string& flag, cons
   const auto errs = allgather_strings(dist, err);
   for (size_t r = 0; r < errs.size(); ++r)
     if (!errs[r].empty())
-      fail(flag, " ", name, ": ", errs[r], static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
+      fail(flag, " ", name, ": ", errs[r],
+           static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
   if (dist.local_rank != 0) work(true);
 }
 
 }  // namespace
 
-FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split, const DistContext& dist,
-                                 const std::string& flag) {
+FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split,
+                                 const DistContext& dist, const std::string& flag) {
   FetchedSplit out;
   on_node_leader_first(dist, flag, q.name, [&](bool offline) {
     data::DatasetRequest r = q;
@@ -37,7 +38,8 @@ FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::strin
     out.paths = data::fetch_split(r, out.dataset, split);
   });
   if (dist.rank == 0)
-    log::info(flag, " ", q.name, " ", split, ": ", out.paths.size() == 1 ? out.paths[0] : str(out.paths.size(), " files"));
+    log::info(flag, " ", q.name, " ", split, ": ",
+              out.paths.size() == 1 ? out.paths[0] : str(out.paths.size(), " files"));
   return out;
 }
 

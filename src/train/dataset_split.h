@@ -19,8 +19,8 @@ struct FetchedSplit {
 };
 
 // `flag` starts every error ("--dataset_name").
-FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split, const DistContext& dist,
-                                 const std::string& flag = "--dataset_name");
+FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split,
+                                 const DistContext& dist, const std::string& flag = "--dataset_name");
 
 // The split's split names (for scripts that pick among them: MNLI's validation_matched). Collective.
 std::vector<std::string> dataset_split_names(const data::DatasetRequest& q, const DistContext& dist,

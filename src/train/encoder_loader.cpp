@@ -98,7 +98,8 @@ std::vector<std::pair<std::string, int64_t>> checkpoint_label2id(const model::Mo
   return out;
 }
 
-std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m, const model::ModelConfig& config,
+std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m,
+                                                      const model::ModelConfig& config,
                                                       const TrainingArguments& t, const EncoderBuild& b) {
   const auto precision = model::resolve_precision(t.bf16);
   float* grads = b.grad_alloc ? b.grad_alloc(model::make_param_layout(config, b.head).total) : nullptr;
@@ -110,7 +111,8 @@ std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m, c
     log::info("no --model_name_or_path: training ", config.model_type, " from random init (seed ", seed, ")");
     return model;
   }
-  if (!stdfs::exists(m.model_name_or_path)) fail("--model_name_or_path: ", m.model_name_or_path, " does not exist");
+  if (!stdfs::exists(m.model_name_or_path))
+    fail("--model_name_or_path: ", m.model_name_or_path, " does not exist");
   try {
     const std::string weights = model::find_weights_file(m.model_name_or_path);
     const auto report =

@@ -48,7 +48,8 @@ struct EncoderBuild {
 
 // The model of `config` with `head`, seeded from --seed, then the --model_name_or_path weights when given
 // (else "training from random init").
-std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m, const model::ModelConfig& config,
+std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m,
+                                                      const model::ModelConfig& config,
                                                       const TrainingArguments& t, const EncoderBuild& b);
 
 }  // namespace ct::train

@@ -112,11 +112,12 @@ std::string yaml_str(const std::string& s) {
 
 // HF's TASK_TAG_TO_NAME_MAPPING for the example scripts' tasks.
 std::string task_display_name(const std::string& tag) {
-  static const std::pair<const char*, const char*> names[] = {{"fill-mask", "Masked Language Modeling"},
-                                                              {"multiple-choice", "Multiple Choice"},
-                                                              {"question-answering", "Question Answering"},
-                                                              {"text-classification", "Text Classification"},
-                                                              {"token-classification", "Token Classification"}};
+  static const std::pair<const char*, const char*> names[] = {
+      {"fill-mask", "Masked Language Modeling"},
+      {"multiple-choice", "Multiple Choice"},
+      {"question-answering", "Question Answering"},
+      {"text-classification", "Text Classification"},
+      {"token-classification", "Token Classification"}};
   for (const auto& [t, n] : names)
     if (tag == t) return n;
   return tag;
@@ -187,7 +188,8 @@ ModelCardInfo qa_card_info(const QaArguments& args) {
   if (!d.dataset_name.empty()) {
     info.dataset_tag = d.dataset_name;
     info.dataset_arg = d.dataset_config_name;
-    info.dataset = d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
+    info.dataset =
+        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
   }
   return info;
 }
@@ -196,8 +198,8 @@ std::string model_card(const QaArguments& args, const nlohmann::json& log_histor
   return model_card(qa_card_info(args), args.training, log_history, world);
 }
 
-std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, const nlohmann::json& log_history,
-                       int world) {
+std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
+                       const nlohmann::json& log_history, int world) {
   const std::string& finetuned_from = info.finetuned_from;
   const std::string& dataset_tag = info.dataset_tag;
   const std::string& dataset_arg = info.dataset_arg;
@@ -255,9 +257,9 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, co
   for (const auto& [n, v] : eval_results) {
     std::string low;
     for (char c : n) low += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    static const char* tags[] = {"accuracy",  "bleu",   "f1",        "matthews_correlation", "pearsonr", "precision",
-                                 "recall",    "rouge",  "sacrebleu", "spearmanr",            "wer",
-                                 "exact_match"};
+    static const char* tags[] = {"accuracy",  "bleu",      "f1",     "matthews_correlation",
+                                 "pearsonr",  "precision", "recall", "rouge",
+                                 "sacrebleu", "spearmanr", "wer",    "exact_match"};
     for (const char* tag : tags)
       if (low == tag) metric_tags.push_back({low, n});
   }
@@ -273,7 +275,8 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, co
   }
   y += "model-index:\n- name: " + yaml_str(name) + "\n";
   if (!dataset_tag.empty() && !metric_tags.empty()) {
-    y += "  results:\n  - task:\n      name: " + task_display_name(info.tasks) + "\n      type: " + info.tasks + "\n";
+    y += "  results:\n  - task:\n      name: " + task_display_name(info.tasks) +
+         "\n      type: " + info.tasks + "\n";
     y += "    dataset:\n      name: " + yaml_str(dataset) + "\n      type: " + yaml_str(dataset_tag) + "\n";
     if (!dataset_arg.empty()) y += "      args: " + yaml_str(dataset_arg) + "\n";
     y += "    metrics:\n";

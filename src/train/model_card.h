@@ -35,8 +35,8 @@ struct ModelCardInfo {
 };
 
 // The card of a run with `info` and `t` over `world` ranks whose trainer state logged `log_history`.
-std::string model_card(const ModelCardInfo& info, const TrainingArguments& t, const nlohmann::json& log_history,
-                       int world);
+std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
+                       const nlohmann::json& log_history, int world);
 // run_qa's card: finetuned_from, tasks "question-answering", the dataset's name and config.
 std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world);
 // What run_qa passes (the QA card's info).

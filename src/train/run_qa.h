@@ -35,7 +35,6 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
 // share a sentence within the demo's time budget.
 void init_sinusoidal_positions(model::QaModel& model);
 
-
 // dist: this process's place in a data-parallel job (default: one process). Collective: every rank calls it.
 RunResult run_qa(QaArguments args, const DistContext& dist = {});
 

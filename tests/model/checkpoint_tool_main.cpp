@@ -232,9 +232,10 @@ int main(int argc, char** argv) {
     if (a.size() == 2 && a[0] == "forward") return forward_mode(a[1]);
     if (a.size() == 5 && a[0] == "init") return init_mode(a[1], a[2], a[3], std::stoull(a[4]));
     if (a.size() >= 3 && a[0] == "diff") return diff_mode(a[1], a[2], {a.begin() + 3, a.end()});
-    std::fprintf(stderr,
-                 "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra|modernbert> <seed> [head] | "
-                 "forward <dir> | init <config.json> <dir> <head> <seed> | diff <dir_a> <dir_b> [skip...]\n");
+    std::fprintf(
+        stderr,
+        "usage: ct_checkpoint_tool write <dir> <bert|distilbert|roberta|electra|modernbert> <seed> [head] | "
+        "forward <dir> | init <config.json> <dir> <head> <seed> | diff <dir_a> <dir_b> [skip...]\n");
     return 2;
   } catch (const ct::Error& e) {
     std::fprintf(stderr, "ct_checkpoint_tool: %s\n", e.what());
