@@ -5,12 +5,15 @@
 // every rank after the same step with a checkpoint (exit 128 + signal).
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "train/dist_context.h"
+#include "train/stop_signal.h"
 #include "train/task_runner.h"
 #include "train/training_args.h"
 
@@ -24,5 +27,24 @@ std::unique_ptr<comm::Communicator> communicator_for(const train::TrainingArgume
 int run_training_command(const std::string& name, train::TrainingArguments& t,
                          const std::function<train::RunResult(const train::DistContext&)>& main,
                          train::RunResult* result = nullptr);
+
+// A script command whole: stop signals before any thread starts (every thread inherits the blocked mask), the
+// script's flags (--help prints them with HF's defaults), then its main() under run_training_command.
+template <class Parsed>
+int run_script_command(const std::string& name, int argc, char** argv,
+                       Parsed (*parse)(const std::vector<std::string>&), std::string (*help)(),
+                       train::RunResult (*main)(Parsed, const std::vector<std::string>&,
+                                                const train::DistContext&)) {
+  train::install_stop_signals();
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  Parsed parsed = parse(args);
+  if (parsed.help) {
+    std::fputs(help().c_str(), stdout);
+    return 0;
+  }
+  return run_training_command(name, parsed.training, [&](const train::DistContext& dist) {
+    return main(std::move(parsed), args, dist);
+  });
+}
 
 }  // namespace ct::app

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/checkpoint.h"
+#include "train/run_setup.h"
 
 namespace ct::train {
 namespace stdfs = std::filesystem;
@@ -147,6 +148,20 @@ int64_t fit_max_seq_length(const std::string& flag, int64_t requested, const tex
     fail(flag, ": ", n, " exceeds the model's max_position_embeddings (", config.max_position_embeddings,
          first_pos ? str(", positions from ", first_pos, ")") : std::string(")"));
   return n;
+}
+
+std::unique_ptr<model::EncoderModel> build_shared_model(const ModelArguments& m,
+                                                        const model::ModelConfig& config,
+                                                        const TrainingArguments& t, model::HeadKind head,
+                                                        bool ignore_mismatched_sizes,
+                                                        const DistContext& dist) {
+  EncoderBuild b;
+  b.head = head;
+  b.ignore_mismatched_sizes = ignore_mismatched_sizes;
+  b.grad_alloc = gradient_allocator(dist);
+  auto model = build_task_model(m, config, t, b);
+  broadcast_weights(*model, dist);
+  return model;
 }
 
 void broadcast_weights(model::EncoderModel& model, const DistContext& dist) {

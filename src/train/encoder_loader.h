@@ -61,6 +61,14 @@ namespace ct::train {
 int64_t fit_max_seq_length(const std::string& flag, int64_t requested, const text::HfTokenizer& tokenizer,
                            const model::ModelConfig& config);
 
+// build_task_model with the gradient slab in the node's shared memory, then every rank takes rank 0's
+// weights (DDP's start). Collective.
+std::unique_ptr<model::EncoderModel> build_shared_model(const ModelArguments& m,
+                                                        const model::ModelConfig& config,
+                                                        const TrainingArguments& t, model::HeadKind head,
+                                                        bool ignore_mismatched_sizes,
+                                                        const DistContext& dist);
+
 // DDP's start: every rank takes rank 0's weights. Collective.
 void broadcast_weights(model::EncoderModel& model, const DistContext& dist);
 

@@ -99,6 +99,14 @@ void resolve_logging_dir(TrainingArguments& t, const DistContext& dist) {
   t.logging_dir = dir;
 }
 
+std::string begin_task_run(TrainingArguments& t, const std::vector<std::string>& argv,
+                           const DistContext& dist) {
+  std::string resume = prepare_output_dir(t, dist);
+  check_same_arguments(command_line_json(argv), dist);
+  resolve_logging_dir(t, dist);
+  return resume;
+}
+
 std::function<float*(int64_t)> gradient_allocator(const DistContext& dist) {
   if (!dist.distributed()) return {};
   return [comm = dist.comm](int64_t n) {

@@ -31,6 +31,11 @@ nlohmann::json command_line_json(const std::vector<std::string>& argv);
 // HF v4's default --logging_dir (runs/<date>_<host>) when none was given, the same on every rank. Collective.
 void resolve_logging_dir(TrainingArguments& t, const DistContext& dist);
 
+// The three steps above in the example scripts' order, for a command whose ranks must share `argv`: returns
+// the checkpoint to resume from. Collective.
+std::string begin_task_run(TrainingArguments& t, const std::vector<std::string>& argv,
+                           const DistContext& dist);
+
 // The gradient slab's allocator: the node's shared segment in a data-parallel job, none (the model owns
 // its slab) alone.
 std::function<float*(int64_t)> gradient_allocator(const DistContext& dist);

@@ -69,6 +69,26 @@ nlohmann::json TaskRunner::predict(const TaskSplit& split, const std::string& pr
   return trainer_.predict(split, prefix);
 }
 
+RunResult TaskRunner::train_and_evaluate(const TaskSplit* train, int64_t train_samples, const TaskSplit* eval,
+                                         int64_t eval_samples, const std::string& resume,
+                                         const std::function<void(nlohmann::json&)>& amend) {
+  RunResult result;
+  result.world = dist_.world;
+  if (t_.do_train) {
+    if (!train) fail("--do_train requires a train dataset");
+    result.train_metrics = this->train(*train, t_.do_eval ? eval : nullptr, resume, train_samples);
+    result.comm_exposed_seconds = comm_exposed_seconds();
+  }
+  if (t_.do_eval) {
+    if (!eval) fail("--do_eval requires a validation dataset");
+    log::info("*** Evaluate ***");
+    result.eval_metrics = evaluate(*eval, eval_samples);
+    if (amend) amend(result.eval_metrics);
+    report("eval", result.eval_metrics);
+  }
+  return result;
+}
+
 void TaskRunner::report(const std::string& split, const nlohmann::json& printed,
                         const nlohmann::json& saved) {
   if (writer()) print_metrics(split, printed);

@@ -6,6 +6,7 @@
 // sets (MNLI's mismatched one), its prediction files.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,12 @@ class TaskRunner {
   nlohmann::json evaluate(const TaskSplit& eval, int64_t samples, const std::string& prefix = "eval");
   // trainer.predict: {predict_<metric>, predict_runtime, ...}; the task writes its prediction files.
   nlohmann::json predict(const TaskSplit& split, const std::string& prefix = "predict");
+  // What most scripts do after their data is ready: --do_train on `train` (train_samples), then --do_eval on
+  // `eval` ("*** Evaluate ***", eval_samples; `amend` may add keys, as run_mlm's perplexity, before the
+  // metrics are printed and saved). Returns the run's result.
+  RunResult train_and_evaluate(const TaskSplit* train, int64_t train_samples, const TaskSplit* eval,
+                               int64_t eval_samples, const std::string& resume,
+                               const std::function<void(nlohmann::json&)>& amend = {});
   // log_metrics + save_metrics of `split`; after training, trainer_state.json again (the evaluations'
   // log entries).
   void report(const std::string& split, const nlohmann::json& printed, const nlohmann::json& saved);

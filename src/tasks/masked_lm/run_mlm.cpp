@@ -388,9 +388,7 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::prepare_output_dir(t, dist);
-  train::check_same_arguments(train::command_line_json(argv), dist);
-  train::resolve_logging_dir(t, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist);
 
   Source src;
   if (!d.dataset_name.empty()) {
@@ -482,21 +480,13 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
-  train::RunResult result;
-  result.world = dist.world;
-  if (t.do_train) {
-    result.train_metrics = runner.train(*train_p->split, eval_p ? eval_p->split.get() : nullptr, resume,
-                                        static_cast<int64_t>(train_p->chunks.size()));
-    result.comm_exposed_seconds = runner.comm_exposed_seconds();
-  }
-  if (t.do_eval) {
-    log::info("*** Evaluate ***");
-    auto m = runner.evaluate(*eval_p->split, static_cast<int64_t>(eval_p->chunks.size()));
-    // math.exp(eval_loss), inf where Python raises OverflowError (written as JSON null, nlohmann's inf).
-    m["perplexity"] = std::exp(m.value("eval_loss", std::numeric_limits<double>::quiet_NaN()));
-    runner.report("eval", m);
-    result.eval_metrics = m;
-  }
+  auto count = [](const auto& p) { return p ? static_cast<int64_t>(p->chunks.size()) : int64_t{0}; };
+  train::RunResult result = runner.train_and_evaluate(
+      train_p ? train_p->split.get() : nullptr, count(train_p), eval_p ? eval_p->split.get() : nullptr,
+      count(eval_p), resume, [](nlohmann::json& m) {
+        // math.exp(eval_loss), inf where Python raises OverflowError (written as JSON null, nlohmann's inf).
+        m["perplexity"] = std::exp(m.value("eval_loss", std::numeric_limits<double>::quiet_NaN()));
+      });
   train::ModelCardInfo card;
   card.finetuned_from = args.model.model_name_or_path;
   card.tasks = "fill-mask";

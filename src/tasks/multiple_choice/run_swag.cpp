@@ -141,9 +141,7 @@ train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& ar
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::prepare_output_dir(t, dist);
-  train::check_same_arguments(train::command_line_json(argv), dist);
-  train::resolve_logging_dir(t, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist);
 
   // Data first, as run_swag loads it before the model: a bad file fails before any weights are read.
   const Source src = data_source(args);
@@ -158,11 +156,8 @@ train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& ar
   train::ModelArguments local = train::localize_model_sources(args.model, dist);
   model::ModelConfig config = train::load_task_config(local);
   text::HfTokenizer tok = train::load_task_tokenizer(local, config);
-  train::EncoderBuild build;
-  build.head = model::HeadKind::multiple_choice;
-  build.grad_alloc = train::gradient_allocator(dist);
-  auto model = train::build_task_model(local, config, t, build);
-  train::broadcast_weights(*model, dist);
+  auto model = train::build_shared_model(local, config, t, model::HeadKind::multiple_choice,
+                                         /*ignore_mismatched_sizes=*/false, dist);
 
   std::string warning;
   int64_t max_len = swag_max_seq_length(d.max_seq_length, tok.model_max_length(), &warning);
@@ -187,18 +182,9 @@ train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& ar
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
-  train::RunResult result;
-  result.world = dist.world;
-  if (t.do_train) {
-    result.train_metrics =
-        runner.train(*train_p->split, eval_p ? eval_p->split.get() : nullptr, resume, train_p->examples);
-    result.comm_exposed_seconds = runner.comm_exposed_seconds();
-  }
-  if (t.do_eval) {
-    log::info("*** Evaluate ***");
-    result.eval_metrics = runner.evaluate(*eval_p->split, eval_p->examples);
-    runner.report("eval", result.eval_metrics);
-  }
+  train::RunResult result = runner.train_and_evaluate(
+      train_p ? train_p->split.get() : nullptr, train_p ? train_p->examples : 0,
+      eval_p ? eval_p->split.get() : nullptr, eval_p ? eval_p->examples : 0, resume);
   // run_swag passes these whatever the data was.
   train::ModelCardInfo card;
   card.finetuned_from = args.model.model_name_or_path;

@@ -131,9 +131,7 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::prepare_output_dir(t, dist);
-  train::check_same_arguments(train::command_line_json(argv), dist);
-  train::resolve_logging_dir(t, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist);
 
   RawSplits raw(args, dist);
   for (const auto& s : split_commas(d.remove_splits)) raw.pop(s, "--remove_splits");
@@ -205,12 +203,8 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
         if (v >= 0 && v < num_labels) label_list[static_cast<size_t>(v)] = k;
     }
   }
-  train::EncoderBuild build;
-  build.head = model::HeadKind::sequence_classification;
-  build.ignore_mismatched_sizes = args.model_extra.ignore_mismatched_sizes;
-  build.grad_alloc = train::gradient_allocator(dist);
-  auto model = train::build_task_model(local, config, t, build);
-  train::broadcast_weights(*model, dist);
+  auto model = train::build_shared_model(local, config, t, model::HeadKind::sequence_classification,
+                                         args.model_extra.ignore_mismatched_sizes, dist);
 
   SequenceClassificationOptions o;
   o.max_seq_length = train::fit_max_seq_length("--max_seq_length", d.max_seq_length, tok, config);
@@ -295,18 +289,9 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
-  train::RunResult result;
-  result.world = dist.world;
-  if (t.do_train) {
-    result.train_metrics =
-        runner.train(*train_p->split, eval_p ? eval_p->split.get() : nullptr, resume, train_p->examples);
-    result.comm_exposed_seconds = runner.comm_exposed_seconds();
-  }
-  if (t.do_eval) {
-    log::info("*** Evaluate ***");
-    result.eval_metrics = runner.evaluate(*eval_p->split, eval_p->examples);
-    runner.report("eval", result.eval_metrics);
-  }
+  train::RunResult result = runner.train_and_evaluate(
+      train_p ? train_p->split.get() : nullptr, train_p ? train_p->examples : 0,
+      eval_p ? eval_p->split.get() : nullptr, eval_p ? eval_p->examples : 0, resume);
   if (t.do_predict) {
     log::info("*** Predict ***");
     runner.predict(*predict_p->split);  // predict_results.txt; the script reports no predict metrics

@@ -177,9 +177,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::prepare_output_dir(t, dist);
-  train::check_same_arguments(train::command_line_json(argv), dist);
-  train::resolve_logging_dir(t, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist);
 
   // Data first, as run_glue: the labels size the head.
   const Source src = data_source(args);
@@ -199,12 +197,8 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   if (labels.regression) config.problem_type = "regression";
   text::HfTokenizer tok = train::load_task_tokenizer(local, config);
   const std::vector<int64_t> ids = label_ids(args, labels, config);
-  train::EncoderBuild build;
-  build.head = model::HeadKind::sequence_classification;
-  build.ignore_mismatched_sizes = args.model_extra.ignore_mismatched_sizes;
-  build.grad_alloc = train::gradient_allocator(dist);
-  auto model = train::build_task_model(local, config, t, build);
-  train::broadcast_weights(*model, dist);
+  auto model = train::build_shared_model(local, config, t, model::HeadKind::sequence_classification,
+                                         args.model_extra.ignore_mismatched_sizes, dist);
 
   SequenceClassificationOptions o;
   o.max_seq_length = train::fit_max_seq_length("--max_seq_length", d.max_seq_length, tok, config);
