@@ -28,6 +28,16 @@ void on_node_leader_first(const DistContext& dist, const std::string& flag, cons
 
 }  // namespace
 
+data::DatasetRequest dataset_request(const std::string& name, const std::string& config,
+                                     const ModelArguments& m) {
+  data::DatasetRequest q;
+  q.name = name;
+  q.config = config;
+  q.cache_dir = m.cache_dir;
+  q.token = m.token;
+  return q;
+}
+
 FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split,
                                  const DistContext& dist, const std::string& flag) {
   FetchedSplit out;

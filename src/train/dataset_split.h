@@ -10,8 +10,14 @@
 #include "data/dataset_table.h"
 #include "data/hub_dataset.h"
 #include "train/dist_context.h"
+#include "train/training_args.h"
 
 namespace ct::train {
+
+// The request a script's --dataset_name / --dataset_config_name make, with the model flags' --cache_dir and
+// --token (the scripts pass those to load_dataset too).
+data::DatasetRequest dataset_request(const std::string& name, const std::string& config,
+                                     const ModelArguments& m);
 
 struct FetchedSplit {
   data::ResolvedDataset dataset;

@@ -100,7 +100,8 @@ void resolve_logging_dir(TrainingArguments& t, const DistContext& dist) {
 }
 
 std::string begin_task_run(TrainingArguments& t, const std::vector<std::string>& argv,
-                           const DistContext& dist) {
+                           const DistContext& dist, const std::vector<std::string>& notes) {
+  for (const auto& n : notes) log::info(n);
   std::string resume = prepare_output_dir(t, dist);
   check_same_arguments(command_line_json(argv), dist);
   resolve_logging_dir(t, dist);

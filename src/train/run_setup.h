@@ -33,8 +33,9 @@ void resolve_logging_dir(TrainingArguments& t, const DistContext& dist);
 
 // The three steps above in the example scripts' order, for a command whose ranks must share `argv`: returns
 // the checkpoint to resume from. Collective.
+// `notes` (flags taken under an old name, and the like) are logged first.
 std::string begin_task_run(TrainingArguments& t, const std::vector<std::string>& argv,
-                           const DistContext& dist);
+                           const DistContext& dist, const std::vector<std::string>& notes = {});
 
 // The gradient slab's allocator: the node's shared segment in a data-parallel job, none (the model owns
 // its slab) alone.

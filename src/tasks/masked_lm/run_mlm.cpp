@@ -385,18 +385,14 @@ model::ModelConfig scratch_config(const std::string& model_type, const std::stri
 
 train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv,
                          const train::DistContext& dist) {
-  for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::begin_task_run(t, argv, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
   Source src;
   if (!d.dataset_name.empty()) {
     src.hub = true;
-    src.request.name = d.dataset_name;
-    src.request.config = d.dataset_config_name;
-    src.request.cache_dir = args.model.cache_dir;
-    src.request.token = args.model.token;
+    src.request = train::dataset_request(d.dataset_name, d.dataset_config_name, args.model);
   }
   RawSplits raw = read_raw_splits(args, src, dist);
   if (t.do_train && !raw.train) fail("--do_train requires a train dataset (--train_file or a train split)");

@@ -40,10 +40,7 @@ Source data_source(const SwagArguments& a) {
     s.validation_file = d.validation_file;
   } else {
     s.hub = true;
-    s.request.name = "swag";  // data/dataset_aliases.cpp: allenai/swag
-    s.request.config = "regular";
-    s.request.cache_dir = a.model.cache_dir;
-    s.request.token = a.model.token;
+    s.request = train::dataset_request("swag", "regular", a.model);  // data/dataset_aliases.cpp: allenai/swag
   }
   return s;
 }
@@ -138,10 +135,9 @@ int64_t swag_max_seq_length(int64_t requested, int64_t model_max_length, std::st
 
 train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& argv,
                           const train::DistContext& dist) {
-  for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::begin_task_run(t, argv, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
   // Data first, as run_swag loads it before the model: a bad file fails before any weights are read.
   const Source src = data_source(args);

@@ -29,10 +29,7 @@ class RawSplits {
     const auto& d = a.data;
     if (!d.dataset_name.empty()) {
       hub_ = true;
-      q_.name = d.dataset_name;
-      q_.config = d.dataset_config_name;
-      q_.cache_dir = a.model.cache_dir;
-      q_.token = a.model.token;
+      q_ = train::dataset_request(d.dataset_name, d.dataset_config_name, a.model);
       for (const auto& s : train::dataset_split_names(q_, dist)) where_[s] = s;
     } else {
       if (!d.train_file.empty()) where_["train"] = d.train_file;
@@ -128,10 +125,9 @@ std::string cell_key(const data::DatasetTable& t, const Value& v, size_t row) {
 
 train::RunResult run_classification(ClassificationArguments args, const std::vector<std::string>& argv,
                                     const train::DistContext& dist) {
-  for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::begin_task_run(t, argv, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
   RawSplits raw(args, dist);
   for (const auto& s : split_commas(d.remove_splits)) raw.pop(s, "--remove_splits");

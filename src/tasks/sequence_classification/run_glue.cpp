@@ -38,10 +38,8 @@ Source data_source(const GlueArguments& a) {
   const auto& d = a.data;
   if (!d.task_name.empty() || !d.dataset_name.empty()) {
     s.hub = true;
-    s.request.name = d.task_name.empty() ? d.dataset_name : kGlueRepo;
-    s.request.config = d.task_name.empty() ? d.dataset_config_name : d.task_name;
-    s.request.cache_dir = a.model.cache_dir;
-    s.request.token = a.model.token;
+    s.request = d.task_name.empty() ? train::dataset_request(d.dataset_name, d.dataset_config_name, a.model)
+                                    : train::dataset_request(kGlueRepo, d.task_name, a.model);
     s.hub_flag = d.task_name.empty() ? "--dataset_name" : "--task_name";
   } else {
     s.train_file = d.train_file;
@@ -174,10 +172,9 @@ std::unique_ptr<PreparedSequences> prepare(data::DatasetTable table, int64_t max
 
 train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& argv,
                           const train::DistContext& dist) {
-  for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::begin_task_run(t, argv, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
   // Data first, as run_glue: the labels size the head.
   const Source src = data_source(args);

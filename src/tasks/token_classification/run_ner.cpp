@@ -65,18 +65,14 @@ struct Prepared {
 
 train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv,
                          const train::DistContext& dist) {
-  for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const std::string resume = train::begin_task_run(t, argv, dist);
+  const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
   Source src;
   if (!d.dataset_name.empty()) {
     src.hub = true;
-    src.request.name = d.dataset_name;
-    src.request.config = d.dataset_config_name;
-    src.request.cache_dir = args.model.cache_dir;
-    src.request.token = args.model.token;
+    src.request = train::dataset_request(d.dataset_name, d.dataset_config_name, args.model);
   }
   // run_ner reads its columns and features from the train split when training, else the validation split.
   const bool from_train = t.do_train;
