@@ -12,6 +12,7 @@
 #   classification: run_classification's multi-label path (list labels under --label_column_name tags, two
 #     --text_column_names joined): micro F1 >= 0.9, problem_type, predict_results.txt with Python lists; the
 #     one-line errors of --metric_name, --label_column_name and --remove_splits.
+#   families: glue trains tiny DeBERTa-v2 and ModernBERT checkpoints (packed batches) to accuracy >= 0.9.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
@@ -53,11 +54,8 @@ close() {  # close A B TOL: |a - b| <= TOL * max(1, |b|)
     exit !(d <= t * m) }'
 }
 WORDS=(hello world cafe resume zurich straße and the naive istanbul)
-
-case "$CASE" in
-glue)
-  model "$TMP/m" seq-cls
-  # yes when sentence1 holds "hello" (a word a tiny model finds quickly); sentence2 is noise.
+glue_data() {  # train.csv, dev.csv, test.csv: yes when sentence1 holds "hello" (a word a tiny model finds
+  # quickly); sentence2 is noise.
   for split in train:600 dev:96 test:40; do
     awk -v n="${split#*:}" -v seed="${#split}" 'BEGIN { srand(seed); split("world cafe resume zurich and the naive istanbul", w, " ");
       print "sentence1,sentence2,label";
@@ -66,6 +64,12 @@ glue)
         t = w[1 + int(rand() * 8)] " " w[1 + int(rand() * 8)];
         print s "," t "," (lab ? "yes" : "no") } }' > "$TMP/${split%%:*}.csv"
   done
+}
+
+case "$CASE" in
+glue)
+  model "$TMP/m" seq-cls
+  glue_data
   COMMON=(glue --model_name_or_path "$TMP/m" --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv"
           --do_train --do_eval --max_seq_length 32 --learning_rate 3e-3 --num_train_epochs 4 --seed 3
           --logging_steps 10 --save_strategy no --disable_tqdm)
@@ -257,6 +261,32 @@ classification)
   expect_error "$TMP/e2.log" "--label_column_name labels: .* has no such column" "${COMMON[@]}" \
     --label_column_name labels --output_dir "$TMP/e2"
   expect_error "$TMP/e3.log" "--remove_splits: no split 'extra'" "${COMMON[@]}" --remove_splits extra --output_dir "$TMP/e3"
+  ;;
+families)
+  # The two bodies of their own (DeBERTa-v2's disentangled attention, ModernBERT's rotary local/global
+  # layers) train through the same command as BERT.
+  glue_data
+  cfg() { printf '{"vocab_size":391,"hidden_size":32,"num_hidden_layers":3,"num_attention_heads":2,%s,%s}\n' \
+    '"intermediate_size":64,"max_position_embeddings":64,"pad_token_id":0' "$1"; }
+  cfg '"model_type":"deberta-v2","type_vocab_size":0,"relative_attention":true,"position_buckets":8,"pos_att_type":["p2c","c2p"],"share_att_key":true,"norm_rel_ebd":"layer_norm","position_biased_input":false,"layer_norm_eps":1e-7' \
+    > "$TMP/deberta.json"
+  cfg '"model_type":"modernbert","global_attn_every_n_layers":3,"local_attention":8,"norm_eps":1e-5,"classifier_pooling":"mean"' \
+    > "$TMP/modernbert.json"
+  for fam in deberta modernbert; do
+    mkdir -p "$TMP/$fam"
+    "$TOOL" init "$TMP/$fam.json" "$TMP/$fam" seq-cls 7 || fail "ct_checkpoint_tool init $fam"
+    cp "$HERE/../text/data/tokenizers/bert.json" "$TMP/$fam/tokenizer.json"
+    run "$TMP/$fam.log" glue --model_name_or_path "$TMP/$fam" --train_file "$TMP/train.csv" \
+      --validation_file "$TMP/dev.csv" --do_train --do_eval --max_seq_length 32 --learning_rate 3e-3 \
+      --num_train_epochs 6 --seed 1 --save_strategy no --pad_to_max_length false --per_device_train_batch_size 16 \
+      --output_dir "$TMP/$fam-out" || fail "glue on $fam" "$TMP/$fam.log"
+    ACC=$(json "$TMP/$fam-out/eval_results.json" 'j["eval_accuracy"]')
+    close "$ACC" 1 0.1 || fail "$fam: eval_accuracy $ACC < 0.9" "$TMP/$fam.log"
+  done
+  [ "$(json "$TMP/deberta-out/config.json" 'j["architectures"][0]')" = DebertaV2ForSequenceClassification ] \
+    || fail "deberta config.json: $(cat "$TMP/deberta-out/config.json")"
+  [ "$(json "$TMP/modernbert-out/config.json" 'j["architectures"][0]')" = ModernBertForSequenceClassification ] \
+    || fail "modernbert config.json: $(cat "$TMP/modernbert-out/config.json")"
   ;;
 *) fail "unknown case $CASE" ;;
 esac
