@@ -15,7 +15,7 @@
 #                 writer of every file): rank 1's error line names rank 0.
 #   glue_sigterm  `coretrain run --standalone --nproc-per-node 2 glue ...` (save_steps > max_steps); once rank 0
 #                 has logged step 8 the rank-1 worker gets SIGTERM. The agent exits 143 (128 + SIGTERM) within
-#                 20 s and its failure summary gives both workers exit code 143; rank 0 logs "stopping at step N
+#                 20 s and every worker its failure summary lists exited 143; rank 0 logs "stopping at step N
 #                 on SIGTERM: wrote checkpoint-N" and rank 1 that it stops at the same N; checkpoint-N is complete
 #                 and the only one; no final files, no worker left. The same command again continues from
 #                 checkpoint-N, exits 0, and ends byte-identical (model.safetensors) to an uninterrupted run with
@@ -307,10 +307,12 @@ glue_sigterm)
   echo "SIGTERM to rank 1 (pid $victim) at step $AT: the agent exited $RC after $took s"
   [ "$RC" -eq 143 ] || fail "the agent exited $RC, expected 143" "$TMP/a.log"
   awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the stop took $took s" "$TMP/a.log"
-  # torchrun's summary: both workers exited 143.
+  # torchrun's summary: every worker it lists exited 143. (Once the first worker has exited the agent stops
+  # watching, so whether rank 1 is listed too depends on which the agent saw first; mlm_sigterm checks both
+  # ranks' own exit statuses.)
   n143=$(grep -cE "^ +exitcode +: 143 " "$TMP/a.log" || true)
   nexit=$(grep -cE "^ +exitcode +: " "$TMP/a.log" || true)
-  [ "$n143" = 2 ] && [ "$nexit" = 2 ] || fail "the summary lists $nexit worker exit code(s), $n143 of them 143" "$TMP/a.log"
+  [ "$n143" -ge 1 ] && [ "$n143" = "$nexit" ] || fail "the summary lists $nexit worker exit code(s), $n143 of them 143" "$TMP/a.log"
   stopped_together "$TMP/a.log" "$TMP/a.log" '\[default0\]:' '\[default1\]:'
 
   # The same command again: a plain rerun (not an elastic restart) finds checkpoint-N and finishes.
