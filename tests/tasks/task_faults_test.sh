@@ -182,7 +182,7 @@ kill_and_rerun() {
     [ "$n" -gt "$last" ] && last=$n
   done
   [ "$last" -ge 100 ] && [ "$last" -lt "$STEPS" ] || fail "last complete checkpoint: $last"
-  echo "left after the kill: $(cd "$OUT" && ls -d checkpoint-* | tr '\n' ' ')"
+  echo "output_dir after the kill: $(ls "$OUT" | tr '\n' ' ')"
   # The same command again resumes from checkpoint-$last and finishes.
   launch run2 2 -- "$@"
   t0=$(now)
