@@ -4,7 +4,7 @@
 # (ct_checkpoint_tool init + the fixture WordPiece tokenizer) and awk-made data. Every process runs under
 # `timeout` and every wait is bounded (ddp_lib.sh), so a hang fails the test instead of stalling it.
 #
-#   glue_kill     2 ranks (torchrun-style env launch), 1500 steps, a checkpoint every 100; once checkpoint-100
+#   glue_kill     2 ranks (torchrun-style env launch), 800 steps, a checkpoint every 50; once checkpoint-50
 #                 exists rank 1 gets SIGKILL. Rank 0 exits non-zero (not by timeout) within
 #                 CORETRAIN_COMM_TIMEOUT (20 s) + 5 with one "coretrain glue: error:" line naming rank 1 (what
 #                 ddp_faults_test.sh expects of qa); no final files are written; every checkpoint-N left is
@@ -140,8 +140,8 @@ mlm_data() {
   done > "$TMP/validation.txt"
 }
 
-# kill_and_rerun TASK VICTIM METRIC ARGS...: 2 ranks run ARGS (which save every 100 steps into $OUT, max_steps
-# $STEPS); once checkpoint-100 exists rank VICTIM gets SIGKILL; the other must fail at once naming it, leave
+# kill_and_rerun TASK VICTIM METRIC ARGS...: 2 ranks run ARGS (which save every 50 steps into $OUT, max_steps
+# $STEPS); once checkpoint-50 exists rank VICTIM gets SIGKILL; the other must fail at once naming it, leave
 # only complete checkpoints and no final files; the same command again resumes and finishes (eval METRIC).
 kill_and_rerun() {
   local task=$1 victim_rank=$2 metric=$3
@@ -150,10 +150,10 @@ kill_and_rerun() {
   t_start=$(now)
   launch run1 2 -- "$@"
   deadline=$(($(date +%s) + 60))
-  until [ -d "$OUT/checkpoint-100" ]; do
+  until [ -d "$OUT/checkpoint-50" ]; do
     kill -0 "$P0" 2>/dev/null && kill -0 "$P1" 2>/dev/null \
-      || fail "a rank exited before checkpoint-100 appeared" "$TMP/run1.0.log" "$TMP/run1.1.log"
-    [ "$(date +%s)" -lt "$deadline" ] || fail "no checkpoint-100 after 60 s" "$TMP/run1.0.log"
+      || fail "a rank exited before checkpoint-50 appeared" "$TMP/run1.0.log" "$TMP/run1.1.log"
+    [ "$(date +%s)" -lt "$deadline" ] || fail "no checkpoint-50 after 60 s" "$TMP/run1.0.log"
     sleep 0.05
   done
   eval "vpid=\$P$victim_rank spid=\$P$survivor"
@@ -165,7 +165,7 @@ kill_and_rerun() {
   rc=$RC took=$(elapsed_since "$t0")
   wait_rc "$vpid"
   LOG=$TMP/run1.$survivor.log
-  echo "rank $victim_rank (pid $victim) killed once checkpoint-100 existed: rank $survivor exited $rc after $took s"
+  echo "rank $victim_rank (pid $victim) killed once checkpoint-50 existed: rank $survivor exited $rc after $took s"
   grep "error" "$LOG" || true
   [ "$rc" -ne 0 ] || fail "rank $survivor exited 0 although rank $victim_rank was killed (the job ended first?)" "$LOG"
   [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || fail "rank $survivor had to be stopped by timeout (exit $rc)" "$LOG"
@@ -181,7 +181,7 @@ kill_and_rerun() {
     complete_checkpoint "$d" rng_state_0.json rng_state_1.json
     [ "$n" -gt "$last" ] && last=$n
   done
-  [ "$last" -ge 100 ] && [ "$last" -lt "$STEPS" ] || fail "last complete checkpoint: $last"
+  [ "$last" -ge 50 ] && [ "$last" -lt "$STEPS" ] || fail "last complete checkpoint: $last"
   echo "output_dir after the kill: $(ls "$OUT" | tr '\n' ' ')"
   # The same command again resumes from checkpoint-$last and finishes.
   launch run2 2 -- "$@"
@@ -256,11 +256,11 @@ glue_kill)
   glue_data 400 train
   glue_data 48 dev
   OUT=$TMP/out
-  # Enough steps (about 5 s here) that the job cannot end between the poll that sees checkpoint-100 and the kill.
-  STEPS=${CT_FAULTS_STEPS:-1500}
+  # Enough steps (about 3 s here) that the job cannot end between the poll that sees checkpoint-50 and the kill.
+  STEPS=${CT_FAULTS_STEPS:-800}
   kill_and_rerun glue 1 eval_accuracy glue --model_name_or_path "$TMP/m" --train_file "$TMP/train.csv" \
     --validation_file "$TMP/dev.csv" --do_train --do_eval --max_seq_length 32 --per_device_train_batch_size 8 \
-    --learning_rate 3e-3 --seed 3 --max_steps "$STEPS" --logging_steps 50 --save_strategy steps --save_steps 100 \
+    --learning_rate 3e-3 --seed 3 --max_steps "$STEPS" --logging_steps 50 --save_strategy steps --save_steps 50 \
     --disable_tqdm --output_dir "$OUT"
   ;;
 
@@ -270,11 +270,11 @@ mlm_kill)
   model "$TMP/m" mlm
   mlm_data
   OUT=$TMP/out
-  STEPS=${CT_FAULTS_STEPS:-1500}
+  STEPS=${CT_FAULTS_STEPS:-800}
   kill_and_rerun mlm 0 perplexity mlm --model_name_or_path "$TMP/m" --train_file "$TMP/train.txt" \
     --validation_file "$TMP/validation.txt" --line_by_line --do_train --do_eval --max_seq_length 32 \
     --per_device_train_batch_size 4 --learning_rate 5e-3 --seed 42 --max_steps "$STEPS" --logging_steps 50 \
-    --save_strategy steps --save_steps 100 --disable_tqdm --output_dir "$OUT"
+    --save_strategy steps --save_steps 50 --disable_tqdm --output_dir "$OUT"
   ;;
 
 glue_sigterm)
@@ -283,7 +283,7 @@ glue_sigterm)
   glue_data 400 train
   glue_data 48 dev
   # Enough steps that the job cannot end between the poll that sees step AT and the signal.
-  STEPS=${CT_FAULTS_STEPS:-800} AT=8
+  STEPS=${CT_FAULTS_STEPS:-500} AT=8
   REF=$TMP/ref OUT=$TMP/out
   # The agent's flags: workers' output tee'd to its console with a [default<rank>]: prefix.
   agent_args() { echo --standalone --nproc-per-node 2 --tee 3 --log-dir "$TMP/logs_$1"; }
@@ -331,7 +331,7 @@ mlm_sigterm)
   export CORETRAIN_COMM_TIMEOUT=20
   model "$TMP/m" mlm
   mlm_data
-  STEPS=${CT_FAULTS_STEPS:-800} AT=8
+  STEPS=${CT_FAULTS_STEPS:-500} AT=8
   REF=$TMP/ref OUT=$TMP/out
   ARGS=(mlm --model_name_or_path "$TMP/m" --train_file "$TMP/train.txt" --validation_file "$TMP/validation.txt"
         --line_by_line --do_train --do_eval --max_seq_length 32 --per_device_train_batch_size 4 --learning_rate 5e-3
