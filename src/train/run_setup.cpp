@@ -78,18 +78,26 @@ void check_same_arguments(const nlohmann::json& j, const DistContext& dist) {
 }
 
 nlohmann::json command_line_json(const std::vector<std::string>& argv) {
-  nlohmann::json j = nlohmann::json::array();
+  // Keyed by flag, so a difference is reported as "--seed 43 (rank 0: 42)"; positional arguments (a JSON
+  // arguments file) by their place.
+  nlohmann::json j = nlohmann::json::object();
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    const bool local_rank = a == "--local_rank" || a == "--local-rank";
-    if (local_rank) {
-      ++i;  // and its value
+    if (a.rfind("--", 0) != 0) {
+      j[str("argv[", i, "]")] = a;
       continue;
     }
-    if (a.rfind("--local_rank=", 0) == 0 || a.rfind("--local-rank=", 0) == 0) continue;
-    j.push_back(a);
+    std::string name = a.substr(2), value = "true";
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0) {
+      value = argv[++i];
+    }
+    if (name == "local_rank" || name == "local-rank") continue;  // torch.distributed.launch's, per process
+    j[name] = value;
   }
-  return nlohmann::json{{"argv", j}};
+  return j;
 }
 
 void resolve_logging_dir(TrainingArguments& t, const DistContext& dist) {

@@ -24,8 +24,9 @@ std::string prepare_output_dir(const TrainingArguments& t, const DistContext& di
 // after defaults, minus what is naturally per process) differs from rank 0's. Collective.
 void check_same_arguments(const nlohmann::json& args, const DistContext& dist);
 
-// The command line as check_same_arguments compares it: argv without --local_rank / --local-rank, which
-// torch.distributed.launch gives each process its own value of.
+// The command line as check_same_arguments compares it: {flag: value} (a bare flag: "true"; other arguments
+// by position), without --local_rank / --local-rank, which torch.distributed.launch gives each process its
+// own value of.
 nlohmann::json command_line_json(const std::vector<std::string>& argv);
 
 // HF v4's default --logging_dir (runs/<date>_<host>) when none was given, the same on every rank. Collective.

@@ -97,6 +97,14 @@ glue)
   close "$L2" "$L1" 1e-4 || fail "eval_loss: 2 ranks $L2, 1 rank $L1"
   [ "$(json "$TMP/p1/eval_results.json" 'j["eval_accuracy"]')" = "$(json "$TMP/p2/eval_results.json" 'j["eval_accuracy"]')" ] \
     || fail "eval_accuracy differs between 1 and 2 ranks"
+  # Ranks launched with different flags refuse to train, naming the flag and both values.
+  if timeout -k 5 "$LIMIT" mpiexec -n 1 -genv OMP_NUM_THREADS=1 "$BIN" "${COMMON[@]}" --per_device_train_batch_size 8 \
+       --output_dir "$TMP/d" : -n 1 "$BIN" "${COMMON[@]}" --per_device_train_batch_size 8 --seed 4 \
+       --output_dir "$TMP/d" > "$TMP/d.log" 2>&1; then
+    fail "ranks with different --seed trained" "$TMP/d.log"
+  fi
+  grep -q 'the command line differs from rank 0.s on rank(s) 1 (rank 1: --seed "4" (rank 0: "3"))' "$TMP/d.log" \
+    || fail "no error naming --seed on rank 1" "$TMP/d.log"
   # Resume at another world size: 2 ranks x 8 save checkpoint-10, then 1 rank x 16 resumes it to step 20 and
   # lands where 20 straight steps of 1 rank x 16 land (a constant schedule, so the first run's max_steps does
   # not shape the second's).
