@@ -545,7 +545,7 @@ def main():
     ap.add_argument("--intermediate", type=int)
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--batch", type=int, help="per_device_train_batch_size (default 32, run_glue's usual; quick 8)")
-    ap.add_argument("--steps", type=int, help="training steps (default 4; quick 3)")
+    ap.add_argument("--steps", type=int, help="training steps (default 5; quick 3)")
     ap.add_argument("--eval_batch", type=int, default=8, help="per_device_eval_batch_size (HF's default 8)")
     ap.add_argument("--train_rows", type=int, help="rows in each train file (default 2000; quick 200)")
     ap.add_argument("--eval_rows", type=int, help="rows in each dev file (default 128; quick 16)")
@@ -565,7 +565,7 @@ def main():
     if a.torch_worker:
         return torch_worker(a)
 
-    base = dict(layers=12, hidden=768, heads=12, intermediate=3072, batch=32, steps=4, train_rows=2000,
+    base = dict(layers=12, hidden=768, heads=12, intermediate=3072, batch=32, steps=5, train_rows=2000,
                 eval_rows=128)
     quick = dict(layers=2, hidden=128, heads=2, intermediate=512, batch=8, steps=3, train_rows=200, eval_rows=16)
     for k, v in (quick if a.quick else base).items():
