@@ -86,8 +86,9 @@ Like with like, and what is not:
     step 0 (one model.safetensors for both).
   - coretrain's train_runtime starts after the model and features exist, as HF's; PyTorch's clock starts at the
     first batch after the model and optimizer exist. Neither excludes a warm-up step.
-  - coretrain's eval_runtime covers its prediction loop (as HF's Trainer.evaluate times it, metrics included);
-    PyTorch's covers the no_grad forward passes, collation and the host copy of the logits (no metric).
+  - coretrain's eval_runtime is its Trainer::evaluate clock (HF's Trainer.evaluate also times compute_metrics; not
+    checked here whether coretrain's clock includes its seqeval / accuracy); PyTorch's covers the no_grad forward
+    passes, collation and the host copy of the logits (no metric).
 """
 
 import argparse
