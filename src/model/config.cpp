@@ -77,6 +77,12 @@ class Reader {
   void positive(const std::string& key, int64_t v) {
     if (v <= 0) fail(source_, ": field \"", key, "\" must be positive, saw ", v);
   }
+  // A size field: an integer, then > 0.
+  int64_t size(const std::string& key, bool required = true, int64_t fallback = 0) {
+    const int64_t v = integer(key, required, fallback);
+    positive(key, v);
+    return v;
+  }
   void probability(const std::string& key, double v) {
     if (!(v >= 0.0 && v < 1.0))
       fail(source_, ": field \"", key, "\" must be a dropout probability in [0, 1), saw ", v);
@@ -158,20 +164,13 @@ ModelConfig read_bert_like(Reader& r, const std::string& type) {
   ModelConfig c;
   c.model_type = type;
   const bool roberta = c.is_roberta_like(), electra = c.is_electra();
-  c.vocab_size = r.integer("vocab_size", true, 0);
-  c.hidden_size = r.integer("hidden_size", true, 0);
-  c.num_hidden_layers = r.integer("num_hidden_layers", true, 0);
-  c.num_attention_heads = r.integer("num_attention_heads", true, 0);
-  c.intermediate_size = r.integer("intermediate_size", true, 0);
-  c.max_position_embeddings = r.integer("max_position_embeddings", true, 0);
-  c.type_vocab_size = r.integer("type_vocab_size", true, 0);
-  r.positive("vocab_size", c.vocab_size);
-  r.positive("hidden_size", c.hidden_size);
-  r.positive("num_hidden_layers", c.num_hidden_layers);
-  r.positive("num_attention_heads", c.num_attention_heads);
-  r.positive("intermediate_size", c.intermediate_size);
-  r.positive("max_position_embeddings", c.max_position_embeddings);
-  r.positive("type_vocab_size", c.type_vocab_size);
+  c.vocab_size = r.size("vocab_size");
+  c.hidden_size = r.size("hidden_size");
+  c.num_hidden_layers = r.size("num_hidden_layers");
+  c.num_attention_heads = r.size("num_attention_heads");
+  c.intermediate_size = r.size("intermediate_size");
+  c.max_position_embeddings = r.size("max_position_embeddings");
+  c.type_vocab_size = r.size("type_vocab_size");
   if (electra) {
     c.embedding_size = r.integer("embedding_size", false, 128);  // ElectraConfig's default
     r.positive("embedding_size", c.embedding_size);
@@ -211,18 +210,12 @@ ModelConfig read_bert_like(Reader& r, const std::string& type) {
 ModelConfig read_distilbert(Reader& r) {
   ModelConfig c;
   c.model_type = "distilbert";
-  c.vocab_size = r.integer("vocab_size", true, 0);
-  c.hidden_size = r.integer("dim", true, 0);
-  c.num_hidden_layers = r.integer("n_layers", true, 0);
-  c.num_attention_heads = r.integer("n_heads", true, 0);
-  c.intermediate_size = r.integer("hidden_dim", true, 0);
-  c.max_position_embeddings = r.integer("max_position_embeddings", true, 0);
-  r.positive("vocab_size", c.vocab_size);
-  r.positive("dim", c.hidden_size);
-  r.positive("n_layers", c.num_hidden_layers);
-  r.positive("n_heads", c.num_attention_heads);
-  r.positive("hidden_dim", c.intermediate_size);
-  r.positive("max_position_embeddings", c.max_position_embeddings);
+  c.vocab_size = r.size("vocab_size");
+  c.hidden_size = r.size("dim");
+  c.num_hidden_layers = r.size("n_layers");
+  c.num_attention_heads = r.size("n_heads");
+  c.intermediate_size = r.size("hidden_dim");
+  c.max_position_embeddings = r.size("max_position_embeddings");
   c.type_vocab_size = 0;
   c.hidden_act = r.string("activation", false, "gelu");
   c.hidden_dropout_prob = r.number("dropout", 0.1);
@@ -265,19 +258,13 @@ std::vector<std::string> bar_list(const std::string& s) {
 ModelConfig read_deberta(Reader& r) {
   ModelConfig c;
   c.model_type = "deberta-v2";
-  c.vocab_size = r.integer("vocab_size", true, 0);
-  c.hidden_size = r.integer("hidden_size", true, 0);
-  c.num_hidden_layers = r.integer("num_hidden_layers", true, 0);
-  c.num_attention_heads = r.integer("num_attention_heads", true, 0);
-  c.intermediate_size = r.integer("intermediate_size", true, 0);
-  c.max_position_embeddings = r.integer("max_position_embeddings", false, 512);
+  c.vocab_size = r.size("vocab_size");
+  c.hidden_size = r.size("hidden_size");
+  c.num_hidden_layers = r.size("num_hidden_layers");
+  c.num_attention_heads = r.size("num_attention_heads");
+  c.intermediate_size = r.size("intermediate_size");
+  c.max_position_embeddings = r.size("max_position_embeddings", false, 512);
   c.type_vocab_size = r.integer("type_vocab_size", false, 0);
-  r.positive("vocab_size", c.vocab_size);
-  r.positive("hidden_size", c.hidden_size);
-  r.positive("num_hidden_layers", c.num_hidden_layers);
-  r.positive("num_attention_heads", c.num_attention_heads);
-  r.positive("intermediate_size", c.intermediate_size);
-  r.positive("max_position_embeddings", c.max_position_embeddings);
   if (c.type_vocab_size < 0)
     fail(r.source(), ": field \"type_vocab_size\" must be >= 0, saw ", c.type_vocab_size);
   const int64_t emb = r.integer("embedding_size", false, c.hidden_size);
