@@ -56,33 +56,6 @@ glue_data() {
       print s "," t "," (lab ? "yes" : "no") } }' > "$TMP/$2.csv"
 }
 
-# launch TAG W [VAR=VALUE...] -- ARGS: ranks 0..W-1 of a torchrun-style env launch, logs $TMP/TAG.r.log, pids
-# P0, P1, ...; retries on a port some other process took.
-launch() {
-  local tag=$1 w=$2
-  shift 2
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local attempt r
-  for attempt in 1 2 3; do
-    pick_port
-    for ((r = 0; r < w; r++)); do
-      start_rank $r $w $r $w "$TMP/$tag.$r.log" ${envs[@]+"${envs[@]}"} -- "$@"
-      eval "P$r=$LAST_PID"
-    done
-    sleep 0.5
-    if grep -q "already in use" "$TMP/$tag.0.log" 2>/dev/null; then
-      for ((r = 0; r < w; r++)); do eval "kill \$P$r 2>/dev/null; wait_rc \$P$r" || true; done
-      continue
-    fi
-    return 0
-  done
-}
-wait_all() {  # wait_all W: exit statuses in RC0, RC1, ...
-  local r
-  for ((r = 0; r < $1; r++)); do eval "wait_rc \$P$r; RC$r=\$RC"; done
-}
 # start_agent LOG ARGS...: `coretrain run ARGS` in the background, pid (of its timeout wrapper) in $LAST_PID.
 start_agent() {
   local log=$1

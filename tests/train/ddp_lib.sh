@@ -9,6 +9,10 @@
 #                           one rank of a torchrun-style launch (RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE,
 #                           MASTER_ADDR/MASTER_PORT=$PORT unless given), `timeout`-wrapped; pid in $LAST_PID
 #   wait_rc PID             the pid's exit status in $RC (never trips set -e)
+#   launch TAG W [VAR=VALUE...] -- ARGS...
+#                           ranks 0..W-1 of a torchrun-style env launch, logs $TMP/TAG.r.log, pids in P0, P1, ...;
+#                           retried on another port when one was taken meanwhile
+#   wait_all W              exit statuses of P0..P(W-1) in RC0, RC1, ...
 #   json FILE PYEXPR        python expression over the parsed file `j`, printed
 #   now                     seconds since the epoch, with fractions
 #   elapsed_since T0        seconds since T0, one decimal
@@ -85,6 +89,33 @@ start_rank() {
 wait_rc() {
   RC=0
   wait "$1" || RC=$?
+}
+
+launch() {
+  local tag=$1 w=$2
+  shift 2
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local attempt r
+  for attempt in 1 2 3; do
+    pick_port
+    for ((r = 0; r < w; r++)); do
+      start_rank $r $w $r $w "$TMP/$tag.$r.log" ${envs[@]+"${envs[@]}"} -- "$@"
+      eval "P$r=$LAST_PID"
+    done
+    sleep 0.5
+    if grep -q "already in use" "$TMP/$tag.0.log" 2>/dev/null; then
+      for ((r = 0; r < w; r++)); do eval "kill \$P$r 2>/dev/null; wait_rc \$P$r" || true; done
+      continue
+    fi
+    return 0
+  done
+}
+
+wait_all() {
+  local r
+  for ((r = 0; r < $1; r++)); do eval "wait_rc \$P$r; RC$r=\$RC"; done
 }
 
 json() {

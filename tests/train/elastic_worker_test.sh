@@ -26,35 +26,6 @@ ct_setup "elastic_$CASE" "$BIN"
 export CORETRAIN_COMM_TIMEOUT=30
 DEMO=(qa --demo --demo_train_paragraphs 40 --demo_eval_paragraphs 10 --disable_tqdm --no_cuda --do_train)
 
-# launch TAG W [VAR=VALUE...] -- ARGS: ranks 0..W-1 of an env launch, logs $TMP/TAG.r.log, pids P0, P1, ...
-launch() {
-  local tag=$1 w=$2
-  shift 2
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local attempt r
-  for attempt in 1 2 3; do
-    pick_port
-    for ((r = 0; r < w; r++)); do
-      start_rank $r $w $r $w "$TMP/$tag.$r.log" ${envs[@]+"${envs[@]}"} -- "$@"
-      eval "P$r=$LAST_PID"
-    done
-    sleep 0.5
-    if grep -q "already in use" "$TMP/$tag.0.log" 2>/dev/null; then
-      for ((r = 0; r < w; r++)); do eval "kill \$P$r 2>/dev/null; wait_rc \$P$r" || true; done
-      continue
-    fi
-    return 0
-  done
-}
-
-# wait_all TAG W: exit statuses in RC0, RC1, ...
-wait_all() {
-  local r
-  for ((r = 0; r < $2; r++)); do eval "wait_rc \$P$r; RC$r=\$RC"; done
-}
-
 case "$CASE" in
 stop_resume_ccl | stop_resume_gloo)
   BACKEND=${CASE#stop_resume_}
@@ -69,7 +40,7 @@ stop_resume_ccl | stop_resume_gloo)
   REF=$TMP/ref OUT=$TMP/out
 
   launch ref 2 -- "${ARGS[@]}" --output_dir "$REF"
-  wait_all ref 2
+  wait_all 2
   [ "$RC0" -eq 0 ] && [ "$RC1" -eq 0 ] || fail "the reference run exited $RC0 $RC1" "$TMP/ref.0.log" "$TMP/ref.1.log"
 
   launch run1 2 -- "${ARGS[@]}" --output_dir "$OUT" --overwrite_output_dir
@@ -89,7 +60,7 @@ stop_resume_ccl | stop_resume_gloo)
     sleep 0.1
     for p in "$P0" "$P1"; do kill -TERM "$(pgrep -P "$p")" 2>/dev/null || true; done
   fi
-  wait_all run1 2
+  wait_all 2
   took=$(elapsed_since "$t0")
   echo "SIGTERM to rank $VICTIM at step $AT: exits $RC0 $RC1 after $took s"
   [ "$RC0" -eq 143 ] && [ "$RC1" -eq 143 ] || fail "exit statuses $RC0 $RC1, expected 143 143" "$TMP/run1.0.log" "$TMP/run1.1.log"
@@ -117,7 +88,7 @@ stop_resume_ccl | stop_resume_gloo)
 
   # The agent restarts the group: same command (with --overwrite_output_dir), TORCHELASTIC_RESTART_COUNT=1.
   launch run2 2 TORCHELASTIC_RESTART_COUNT=1 -- "${ARGS[@]}" --output_dir "$OUT" --overwrite_output_dir
-  wait_all run2 2
+  wait_all 2
   [ "$RC0" -eq 0 ] && [ "$RC1" -eq 0 ] || fail "the restart exited $RC0 $RC1" "$TMP/run2.0.log" "$TMP/run2.1.log"
   grep -q "^info: elastic restart (TORCHELASTIC_RESTART_COUNT=1): resuming from the last complete checkpoint $C " \
     "$TMP/run2.0.log" || fail "the restart does not say it resumes from $C" "$TMP/run2.0.log"
