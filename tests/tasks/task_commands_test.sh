@@ -128,6 +128,14 @@ glue)
   awk 'NR == 1 || NR % 3 != 0 { print } NR > 1 && NR % 3 == 0 { sub(/,(yes|no)$/, ",maybe"); print }' \
     "$TMP/train.csv" > "$TMP/three.csv"
   expect_error "$TMP/e3.log" "ignore_mismatched_sizes" "${COMMON[@]}" --train_file "$TMP/three.csv" --output_dir "$TMP/e3"
+  printf 'sentence1,sentence2,label\n12,cafe,yes\n' > "$TMP/numeric.csv"
+  expect_error "$TMP/e5.log" 'numeric.csv: column "sentence1" row 0: expected text, got an integer' "${COMMON[@]}" \
+    --validation_file "$TMP/numeric.csv" --output_dir "$TMP/e5"
+  expect_error "$TMP/e6.log" "--model_name_or_path: .*/nothere is neither a local path" "${COMMON[@]}" \
+    --model_name_or_path "$TMP/nothere" --output_dir "$TMP/e6"
+  mkdir -p "$TMP/notok" && cp "$TMP/m/config.json" "$TMP/m/model.safetensors" "$TMP/notok/"
+  expect_error "$TMP/e7.log" "--model_name_or_path: .*notok" "${COMMON[@]}" --model_name_or_path "$TMP/notok" \
+    --output_dir "$TMP/e7"
   run "$TMP/e4.log" "${COMMON[@]}" --train_file "$TMP/three.csv" --max_steps 2 --ignore_mismatched_sizes \
     --output_dir "$TMP/e4" || fail "--ignore_mismatched_sizes did not start the head fresh" "$TMP/e4.log"
   ;;
