@@ -10,6 +10,15 @@ and prints both throughputs, their ratio and each process's peak RSS (getrusage 
   /usr/bin/python3 bench/step_vs_torch.py --coretrain build/release/apps/coretrain           # full size: ~10 s/step
   /usr/bin/python3 bench/step_vs_torch.py --coretrain ... --layers 2 --hidden 256 --heads 4 --intermediate 1024 --seq 128
 
+--model_type deberta-v2|modernbert times the family's sequence-classification step instead (coretrain bench step
+--model_type F --head seq-cls, with deberta-v3-base's / ModernBERT-base's attention options) against the plain-PyTorch
+model of scripts/golden_deberta.py / golden_modernbert.py (eager, padded, as transformers runs them on CPU; dropout
+off on that side only); --bert-mfu adds coretrain's BERT QA step at the same shape for the MFU comparison:
+
+  /usr/bin/python3 bench/step_vs_torch.py --model_type deberta-v2 --vocab 128100 --seq 512 --batch 2 --bert-mfu
+  /usr/bin/python3 bench/step_vs_torch.py --model_type modernbert --layers 22 --intermediate 1152 --vocab 50368 \
+      --seq 1024 --batch 2 --bert-mfu
+
 Threads: OMP_NUM_THREADS if set, else all CPUs; both sides get the same number.
 """
 
@@ -26,34 +35,59 @@ from openblas_core import fix_openblas_core
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def torch_worker(a):
+def reference_model(a):
+    """The plain-PyTorch model of --model_type at the flags' shape, and a function running one loss on it."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    B, T = a.batch, a.seq
+    g = torch.Generator().manual_seed(a.seed + 1)
+    ids = torch.randint(4, a.vocab, (B, T), generator=g)
+    mask = torch.ones(B, T, dtype=torch.long)
+    sizes = dict(vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
+                 num_attention_heads=a.heads, intermediate_size=a.intermediate)
+    if a.model_type == "deberta-v2":  # deberta-v3-base's attention and embeddings, as `bench step` sets them
+        import golden_deberta as D
+        cfg = D.tiny(**sizes, max_position_embeddings=max(512, T), position_buckets=256, max_relative_positions=-1,
+                     pooler_hidden_size=a.hidden, num_labels=2)
+        model = D.TaskModel(cfg, "seq-cls")
+        labels = torch.randint(0, 2, (B,), generator=g)
+        return model, lambda: model(ids, mask, None, labels)[0]
+    if a.model_type == "modernbert":  # ModernBERT-base's pattern: a global layer every 3rd, a 128-token window
+        import golden_modernbert as M
+        cfg = M.tiny(**sizes, max_position_embeddings=max(8192, T), global_attn_every_n_layers=3,
+                     local_attention=128, **M.labels_n(2))
+        model = M.Task(cfg, "seq-cls")
+        M.hf_init(model, torch.Generator().manual_seed(a.seed))
+        labels = torch.randint(0, 2, (B,), generator=g)
+        return model, lambda: model(ids, mask, labels)[0]
     import torch_reference as R
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
     cfg = dict(model_type="bert", vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
                num_attention_heads=a.heads, intermediate_size=a.intermediate,
                max_position_embeddings=max(512, a.seq), type_vocab_size=2)
     model = R.model_from_config(cfg)
-    model.train()
-    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=3e-5)
-    B, T = a.batch, a.seq
-    g = torch.Generator().manual_seed(a.seed + 1)
-    ids = torch.randint(1, a.vocab, (B, T), generator=g)
     types = (torch.arange(T) >= T // 4).long().expand(B, T).contiguous()
-    mask = torch.ones(B, T, dtype=torch.long)
     start = T // 4 + torch.randint(0, max(1, T // 2), (B,), generator=g)
     end = torch.clamp(start + torch.randint(0, 8, (B,), generator=g), max=T - 1)
+    return model, lambda: model(ids, mask, types, start, end)[0]
+
+
+def torch_worker(a):
+    import torch
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    model, step_loss = reference_model(a)
+    model.train()
+    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n or "norm" in n)]
+    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n or "norm" in n]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=3e-5)
+    B = a.batch
     times = []
     for s in range(a.warmup + a.steps):
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
-            loss, _, _ = model(ids, mask, types, start, end)
+            loss = step_loss()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -99,34 +133,49 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))
     ap.add_argument("--precisions", default="f32,bf16")
+    ap.add_argument("--model_type", default="bert", choices=["bert", "deberta-v2", "modernbert"],
+                    help="bert: the QA model; deberta-v2 / modernbert: their sequence-classification model, against "
+                         "scripts/golden_deberta.py / golden_modernbert.py (eager, padded, dropout off)")
+    ap.add_argument("--bert-mfu", action="store_true",
+                    help="also run coretrain's BERT QA model at the same shape and print its MFU beside the family's")
     ap.add_argument("--bf16", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.torch_worker:
         return torch_worker(a)
+    try:  # the PyTorch side needs torch in this interpreter; without it there is nothing to compare
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"step_vs_torch: skipped: {sys.executable} cannot import torch ({e})")
+        return 77  # CTest's SKIP_RETURN_CODE for the smoke test
     print(fix_openblas_core(), flush=True)  # before any PyTorch process starts (bench/openblas_core.py)
 
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     shape = ["--layers", str(a.layers), "--hidden", str(a.hidden), "--heads", str(a.heads), "--intermediate",
              str(a.intermediate), "--seq", str(a.seq), "--batch", str(a.batch), "--vocab", str(a.vocab),
              "--steps", str(a.steps), "--warmup", str(a.warmup), "--seed", str(a.seed)]
+    family = [] if a.model_type == "bert" else ["--model_type", a.model_type, "--head", "seq-cls"]
     rows = []
     for prec in a.precisions.split(","):
         flag = ["--bf16"] if prec == "bf16" else []
-        ct = run([a.coretrain, "bench", "step"] + shape + flag, env)
-        pt = run([sys.executable, os.path.abspath(__file__), "--torch-worker", "--threads", str(a.threads)] + shape
-                 + flag, env)
-        rows.append((prec, ct, pt))
+        ct = run([a.coretrain, "bench", "step"] + shape + family + flag, env)
+        pt = run([sys.executable, os.path.abspath(__file__), "--torch-worker", "--threads", str(a.threads),
+                  "--model_type", a.model_type] + shape + flag, env)
+        bert = run([a.coretrain, "bench", "step"] + shape + flag, env) if a.bert_mfu and family else None
+        rows.append((prec, ct, pt, bert))
 
-    print(f"\nBERT QA training step, layers {a.layers} hidden {a.hidden} heads {a.heads} intermediate "
+    what = "BERT QA" if a.model_type == "bert" else f"{a.model_type} sequence-classification"
+    print(f"\n{what} training step, layers {a.layers} hidden {a.hidden} heads {a.heads} intermediate "
           f"{a.intermediate} seq {a.seq} batch {a.batch}, {a.threads} threads, {a.steps} timed steps")
     print(f"{'precision':9} {'coretrain samples/s':>20} {'PyTorch samples/s':>18} {'ratio':>7} "
-          f"{'coretrain MFU':>14} {'coretrain RSS MB':>17} {'PyTorch RSS MB':>15}")
-    for prec, ct, pt in rows:
+          f"{'coretrain MFU':>14} {'coretrain RSS MB':>17} {'PyTorch RSS MB':>15}"
+          + (f" {'BERT QA MFU':>12}" if any(r[3] for r in rows) else ""))
+    for prec, ct, pt, bert in rows:
         print(f"{prec:9} {ct['samples_per_s']:20.3f} {pt['samples_per_s']:18.3f} "
               f"{ct['samples_per_s'] / pt['samples_per_s']:6.2f}x {100 * ct['mfu']:13.1f}% "
-              f"{ct['peak_rss_mb']:17.0f} {pt['peak_rss_mb']:15.0f}")
+              f"{ct['peak_rss_mb']:17.0f} {pt['peak_rss_mb']:15.0f}"
+              + (f" {100 * bert['mfu']:11.1f}%" if bert else ""))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
