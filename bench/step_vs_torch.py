@@ -10,10 +10,11 @@ and prints both throughputs, their ratio and each process's peak RSS (getrusage 
   /usr/bin/python3 bench/step_vs_torch.py --coretrain build/release/apps/coretrain           # full size: ~10 s/step
   /usr/bin/python3 bench/step_vs_torch.py --coretrain ... --layers 2 --hidden 256 --heads 4 --intermediate 1024 --seq 128
 
---model_type deberta-v2|modernbert times the family's sequence-classification step instead (coretrain bench step
---model_type F --head seq-cls, with deberta-v3-base's / ModernBERT-base's attention options) against the plain-PyTorch
-model of scripts/golden_deberta.py / golden_modernbert.py (eager, padded, as transformers runs them on CPU; dropout
-off on that side only); --bert-mfu adds coretrain's BERT QA step at the same shape for the MFU comparison:
+--model_type F --head H times another family or head instead (coretrain bench step --model_type F --head H) against
+transformers' <Family>For<Head> as scripts/torch_reference.py writes it (the masked LM projecting every position,
+as HF does), or, for deberta-v2 / modernbert (seq-cls only; deberta-v3-base's / ModernBERT-base's attention options),
+against scripts/golden_deberta.py / golden_modernbert.py (eager, padded, as transformers runs them on CPU; dropout off
+on that side only); --bert-mfu adds coretrain's BERT QA step at the same shape for the MFU comparison:
 
   /usr/bin/python3 bench/step_vs_torch.py --model_type deberta-v2 --vocab 128100 --seq 512 --batch 2 --bert-mfu
   /usr/bin/python3 bench/step_vs_torch.py --model_type modernbert --layers 22 --intermediate 1152 --vocab 50368 \
@@ -61,6 +62,30 @@ def reference_model(a):
         labels = torch.randint(0, 2, (B,), generator=g)
         return model, lambda: model(ids, mask, labels)[0]
     import torch_reference as R
+    if a.model_type != "bert" or a.head != "qa":  # transformers' <Family>For<Head> (scripts/torch_reference.py)
+        if a.model_type == "distilbert":
+            cfg = dict(model_type="distilbert", vocab_size=a.vocab, dim=a.hidden, n_layers=a.layers,
+                       n_heads=a.heads, hidden_dim=a.intermediate, max_position_embeddings=max(512, T))
+        else:
+            cfg = dict(model_type=a.model_type, **sizes, max_position_embeddings=max(512, T + 2),
+                       type_vocab_size=2 if a.model_type in ("bert", "electra") else 1)
+            if a.model_type == "electra":
+                cfg["embedding_size"] = a.hidden
+        cfg["num_labels"] = 9 if a.head == "token-cls" else 2  # as `bench step`
+        model = R.TaskModel(cfg, a.head)
+        types = None if a.model_type == "distilbert" else torch.zeros(B, T, dtype=torch.long)
+        if a.head == "multiple-choice":  # rows are examples x 4 choices, as `bench step` forms them
+            E = B // 4
+            labels = torch.randint(0, 4, (E,), generator=g)
+            v = lambda t: None if t is None else t.view(E, 4, T)  # noqa: E731
+            return model, lambda: model(v(ids), v(mask), v(types), labels)[0]
+        if a.head == "seq-cls":
+            labels = torch.randint(0, 2, (B,), generator=g)
+        else:  # token-cls: every token labelled; mlm: 15% of the tokens, every position projected (as HF)
+            labels = torch.randint(0, 9 if a.head == "token-cls" else a.vocab, (B, T), generator=g)
+            if a.head == "mlm":
+                labels[torch.rand(B, T, generator=g) >= 0.15] = -100
+        return model, lambda: model(ids, mask, types, labels)[0]
     cfg = dict(model_type="bert", vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
                num_attention_heads=a.heads, intermediate_size=a.intermediate,
                max_position_embeddings=max(512, a.seq), type_vocab_size=2)
@@ -133,14 +158,22 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))
     ap.add_argument("--precisions", default="f32,bf16")
-    ap.add_argument("--model_type", default="bert", choices=["bert", "deberta-v2", "modernbert"],
-                    help="bert: the QA model; deberta-v2 / modernbert: their sequence-classification model, against "
-                         "scripts/golden_deberta.py / golden_modernbert.py (eager, padded, dropout off)")
+    ap.add_argument("--model_type", default="bert", choices=["bert", "distilbert", "roberta", "xlm-roberta", "electra",
+                                                              "deberta-v2", "modernbert"],
+                    help="the family; deberta-v2 / modernbert against scripts/golden_deberta.py / golden_modernbert.py "
+                         "(eager, padded, dropout off, --head seq-cls only), the others against "
+                         "scripts/torch_reference.py")
+    ap.add_argument("--head", default=None, choices=["qa", "seq-cls", "token-cls", "mlm", "multiple-choice"],
+                    help="default: qa for bert, seq-cls for the others")
     ap.add_argument("--bert-mfu", action="store_true",
                     help="also run coretrain's BERT QA model at the same shape and print its MFU beside the family's")
     ap.add_argument("--bf16", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.head is None:
+        a.head = "qa" if a.model_type == "bert" else "seq-cls"
+    if a.model_type in ("deberta-v2", "modernbert") and a.head != "seq-cls":
+        sys.exit(f"step_vs_torch: --model_type {a.model_type} is compared with --head seq-cls only")
     if a.torch_worker:
         return torch_worker(a)
     try:  # the PyTorch side needs torch in this interpreter; without it there is nothing to compare
@@ -154,17 +187,17 @@ def main():
     shape = ["--layers", str(a.layers), "--hidden", str(a.hidden), "--heads", str(a.heads), "--intermediate",
              str(a.intermediate), "--seq", str(a.seq), "--batch", str(a.batch), "--vocab", str(a.vocab),
              "--steps", str(a.steps), "--warmup", str(a.warmup), "--seed", str(a.seed)]
-    family = [] if a.model_type == "bert" else ["--model_type", a.model_type, "--head", "seq-cls"]
+    family = [] if (a.model_type, a.head) == ("bert", "qa") else ["--model_type", a.model_type, "--head", a.head]
     rows = []
     for prec in a.precisions.split(","):
         flag = ["--bf16"] if prec == "bf16" else []
         ct = run([a.coretrain, "bench", "step"] + shape + family + flag, env)
         pt = run([sys.executable, os.path.abspath(__file__), "--torch-worker", "--threads", str(a.threads),
-                  "--model_type", a.model_type] + shape + flag, env)
+                  "--model_type", a.model_type, "--head", a.head] + shape + flag, env)
         bert = run([a.coretrain, "bench", "step"] + shape + flag, env) if a.bert_mfu and family else None
         rows.append((prec, ct, pt, bert))
 
-    what = "BERT QA" if a.model_type == "bert" else f"{a.model_type} sequence-classification"
+    what = "BERT QA" if not family else f"{a.model_type} {a.head}"
     print(f"\n{what} training step, layers {a.layers} hidden {a.hidden} heads {a.heads} intermediate "
           f"{a.intermediate} seq {a.seq} batch {a.batch}, {a.threads} threads, {a.steps} timed steps")
     print(f"{'precision':9} {'coretrain samples/s':>20} {'PyTorch samples/s':>18} {'ratio':>7} "
