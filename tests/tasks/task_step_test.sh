@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # task_step_test.sh CASE CORETRAIN CHECKPOINT_TOOL [GOLDEN_INPUTS_DIR]: one SGD step of a task command equals
-# PyTorch's. CASE (glue, regression, multilabel, ner, mlm, swag) runs `coretrain <command>` on a committed tiny
+# PyTorch's. CASE (glue, glue_wd, regression, multilabel, ner, mlm, swag) runs `coretrain <command>` on a committed tiny
 # set (tests/tasks/data/step/) from a tiny BERT with dropout 0 (ct_checkpoint_tool init, seed 7):
 # --optim sgd --max_steps 1, the whole set as one batch, no clipping (--max_grad_norm 0, as HF skips clipping
-# for 0), no weight decay, a constant learning rate of 1e4. Checks:
+# for 0), no weight decay (glue_wd: glue with 0.01), a constant learning rate of 1e4. Checks:
 #   - --dump_train_features (the step's features: labels, padding or packing, MLM's masks drawn for epoch 0)
 #     equal the committed <case>_features.json, the inputs the golden was computed on;
 #   - every tensor of the saved model is init - lr * g, g the golden gradient <case>_grad.safetensors that
@@ -32,8 +32,12 @@ config() {  # config EXTRA_JSON_FIELDS
  "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2,
  "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0%s}\n' "$1" > "$TMP/config.json"
 }
+GOLDEN=$CASE WD=0
 case "$CASE" in
-glue)
+glue | glue_wd)
+  # glue_wd: glue's step with --weight_decay 0.01, which HF's Trainer applies (torch.optim.SGD's L2 term) to
+  # every parameter but biases and LayerNorm weights.
+  if [ "$CASE" = glue_wd ]; then GOLDEN=glue WD=0.01; fi
   HEAD=seq-cls
   config ', "id2label": {"0": "no", "1": "yes"}, "label2id": {"no": 0, "yes": 1}'
   ARGS=(glue --train_file "$DATA/glue.csv" --validation_file "$DATA/glue.csv" --max_seq_length 16)
@@ -75,7 +79,7 @@ mkdir -p "$MODEL"
 cp "$HERE/../text/data/tokenizers/bert.json" "$MODEL/tokenizer.json"
 timeout -k 5 "$LIMIT" "$BIN" "${ARGS[@]}" --model_name_or_path "$MODEL" --do_train --max_steps 1 --optim sgd \
   --learning_rate "$LR" --lr_scheduler_type constant --per_device_train_batch_size 64 --max_grad_norm 0 \
-  --weight_decay 0 --seed 5 --save_strategy no --disable_tqdm --dump_train_features "$TMP/features.json" \
+  --weight_decay "$WD" --seed 5 --save_strategy no --disable_tqdm --dump_train_features "$TMP/features.json" \
   --output_dir "$TMP/out" > "$TMP/run.log" 2>&1 || fail "coretrain ${ARGS[*]}" "$TMP/run.log"
 
 # Packed rows compute no padding: the throughput line counts every batch position real.
@@ -93,7 +97,7 @@ if [ -n "$STORE" ]; then
   exit 0
 fi
 
-"$PY" - "$TMP/features.json" "$DATA/${CASE}_features.json" <<'EOF' || fail "the dumped training features differ from the golden's"
+"$PY" - "$TMP/features.json" "$DATA/${GOLDEN}_features.json" <<'EOF' || fail "the dumped training features differ from the golden's"
 import json, sys
 a, b = (json.load(open(p))["features"] for p in sys.argv[1:])
 if a != b:
@@ -104,5 +108,5 @@ if a != b:
     sys.exit(1)
 EOF
 "$PY" "$HERE/tools/compare_step.py" "$MODEL/model.safetensors" "$TMP/out/model.safetensors" \
-  "$DATA/${CASE}_grad.safetensors" "$LR" 1e-4 || fail "$CASE: the step differs from PyTorch's" "$TMP/run.log"
+  "$DATA/${GOLDEN}_grad.safetensors" "$LR" 1e-4 "$WD" || fail "$CASE: the step differs from PyTorch's" "$TMP/run.log"
 echo "PASS $CASE"

@@ -1,8 +1,11 @@
-"""compare_step.py INIT NEW GOLDEN LR RTOL: one SGD step (torch.optim.SGD: p -= lr * g) against a golden gradient.
+"""compare_step.py INIT NEW GOLDEN LR RTOL [WD]: one SGD step against a golden gradient.
+
+The step is torch.optim.SGD's with the Trainer's parameter groups: p -= lr * (g + WD * p) where HF decays (names
+without "bias" outside LayerNorm modules: transformers' get_decay_parameter_names), p -= lr * g elsewhere.
 
 INIT and NEW are model.safetensors before and after coretrain's step; GOLDEN holds the reference gradient of
 every parameter (scripts/task_step_golden.py; its metadata's init_sha256 names the INIT it was computed
-from). For every tensor, g = (INIT - NEW) / LR must be within RTOL * max|golden| of the golden (the tensor's, but no
+from). For every tensor, g = (INIT - NEW) / LR (less WD * INIT where decayed) must be within RTOL * max|golden| of the golden (the tensor's, but no
 less than FLOOR of the largest anywhere), plus NOISE_FACTOR times how far PyTorch's own float32 gradient of the
 tensor is from the float64 golden (GOLDEN's float32_noise: where a gradient is a small difference of large
 terms, float32 in any summation order is off by about that much), plus what rounding INIT - LR * g to float32
@@ -51,6 +54,7 @@ def half_ulp(x):
 def main():
     init_path, new_path, golden_path, lr, rtol = sys.argv[1:6]
     lr, rtol = float(lr), float(rtol)
+    wd = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
     init, _, init_bytes = read_safetensors(init_path)
     new, _, _ = read_safetensors(new_path)
     golden, meta, _ = read_safetensors(golden_path)
@@ -73,10 +77,11 @@ def main():
     noise = json.loads(meta.get("float32_noise", "{}"))
     for name, g in golden.items():
         a, b = init[name], new[name]
+        decay = wd if "bias" not in name and "LayerNorm" not in name else 0.0
         scale = max(max(abs(v) for v in g), FLOOR * top)
         bad = None
         for i, ref in enumerate(g):
-            got = (a[i] - b[i]) / lr
+            got = (a[i] - b[i]) / lr - decay * a[i]
             err = abs(got - ref)
             tol = rtol * scale + NOISE_FACTOR * noise.get(name, 0.0) + 2 * half_ulp(max(abs(a[i]), abs(b[i]))) / lr
             if scale > 0 and err / scale > worst[0]:
