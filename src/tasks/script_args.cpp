@@ -40,11 +40,13 @@ void validate_common(train::ModelArguments& model, train::TrainingArguments& tra
   train::validate_training_args(training, notes);
 }
 
-void add_debug_flags(train::ArgParser& p, std::string& dump_eval_features) {
+void add_debug_flags(train::ArgParser& p, std::string& dump_eval_features, std::string& dump_train_features) {
   p.add("dump_eval_features", &dump_eval_features,
         "coretrain debug: write each eval feature's model inputs and labels to FILE (JSON), for checking "
-        "against "
-        "another implementation");
+        "against another implementation");
+  p.add("dump_train_features", &dump_train_features,
+        "coretrain debug: write the first epoch's training features (this rank's batches in training order, "
+        "MLM with that epoch's masks) to FILE, in --dump_eval_features' format");
 }
 
 }  // namespace ct::tasks

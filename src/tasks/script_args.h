@@ -29,8 +29,9 @@ struct ScriptArguments {
   ModelExtras model_extra;
   Data data;
   train::TrainingArguments training;
-  std::string dump_eval_features;  // coretrain debug flag: the eval features' inputs and labels to this file
-  std::vector<std::string> notes;  // flags accepted under an old name, and the like
+  std::string dump_eval_features;   // coretrain debug flag: the eval features' inputs and labels to this file
+  std::string dump_train_features;  // coretrain debug flag: the first epoch's training features, likewise
+  std::vector<std::string> notes;   // flags accepted under an old name, and the like
   bool help = false;
 };
 
@@ -52,8 +53,9 @@ void check_max_samples(std::initializer_list<std::pair<const char*, int64_t>> fl
 void validate_common(train::ModelArguments& model, train::TrainingArguments& training, bool from_scratch_ok,
                      std::vector<std::string>* notes);
 
-// coretrain's own flags every task command has (--dump_eval_features).
-void add_debug_flags(train::ArgParser& parser, std::string& dump_eval_features);
+// coretrain's own flags every task command has (--dump_eval_features, --dump_train_features).
+void add_debug_flags(train::ArgParser& parser, std::string& dump_eval_features,
+                     std::string& dump_train_features);
 
 // Parses `argv` for `command`: `add_flags` registers the script's flags on the parser (after the model's
 // common ones and before TrainingArguments'), `validate` runs the script's __post_init__ unless --help was
@@ -67,7 +69,7 @@ ScriptArguments<Data> parse_script_args(
   train::ArgParser p(command);
   train::add_model_args(p, a.model);
   add_flags(p, a);
-  add_debug_flags(p, a.dump_eval_features);
+  add_debug_flags(p, a.dump_eval_features, a.dump_train_features);
   train::add_training_args(p, a.training);
   a.help = !p.parse(argv, &a.notes);
   if (!a.help) validate(a);
@@ -82,7 +84,7 @@ std::string script_args_help(
   train::ArgParser p(command);
   train::add_model_args(p, defaults.model);
   add_flags(p, defaults);
-  add_debug_flags(p, defaults.dump_eval_features);
+  add_debug_flags(p, defaults.dump_eval_features, defaults.dump_train_features);
   train::add_training_args(p, defaults.training);
   return p.help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command +
                 " args.json\n\nFlags keep the names and defaults of HF " + script +

@@ -11,6 +11,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "model/safetensors.h"
+#include "train/python_json.h"
 
 namespace ct::train {
 namespace stdfs = std::filesystem;
@@ -264,12 +265,12 @@ OptimizerState load_optimizer_state(const std::string& path, int64_t num_params)
 }
 
 void write_json(const std::string& path, const nlohmann::json& j, int indent) {
-  fs::write_file_atomic(path, j.dump(indent) + "\n");
+  fs::write_file_atomic(path, dump_python_json(j, indent) + "\n");
 }
 
 nlohmann::json read_json(const std::string& path) {
   try {
-    return nlohmann::json::parse(fs::read_file(path));
+    return parse_python_json(fs::read_file(path));
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": not valid JSON (", e.what(), ")");
   }

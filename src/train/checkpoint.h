@@ -106,7 +106,8 @@ void save_optimizer_state(const std::string& path, const OptimizerState& state);
 // Throws naming the file when it is malformed, not ours, or holds another model's size (num_params).
 OptimizerState load_optimizer_state(const std::string& path, int64_t num_params);
 
-// JSON files: written atomically with a trailing newline; read with the path named in every error.
+// JSON files: written atomically with a trailing newline; read with the path named in every error. Non-finite
+// floats as Python's json writes and reads them (Infinity, NaN; train/python_json.h).
 void write_json(const std::string& path, const nlohmann::json& j, int indent = 2);
 nlohmann::json read_json(const std::string& path);
 

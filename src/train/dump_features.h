@@ -9,11 +9,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "data/sampler.h"
 #include "train/task_split.h"
 
 namespace ct::train {
 
 void dump_eval_features(const std::string& path, const TaskSplit& split, int64_t eval_batch_size);
+// --dump_train_features FILE: the same records for training `batches` of `epoch`, in the sampler's order,
+// collated as the training loop collates them (MLM: that epoch's masks), for checking a step's gradient.
+void dump_train_features(const std::string& path, const TaskSplit& split,
+                         const std::vector<data::SampledBatch>& batches, uint64_t epoch);
 
 }  // namespace ct::train

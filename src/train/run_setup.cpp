@@ -1,5 +1,6 @@
 #include "train/run_setup.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -125,7 +126,13 @@ std::function<float*(int64_t)> gradient_allocator(const DistContext& dist) {
 
 void print_metrics(const std::string& split, const nlohmann::json& m) {
   std::printf("***** %s metrics *****\n", split.c_str());
-  for (const auto& [k, v] : m.items()) std::printf("  %-26s = %s\n", k.c_str(), v.dump().c_str());
+  for (const auto& [k, v] : m.items()) {
+    // Python prints a non-finite float as inf / -inf / nan (run_mlm's perplexity on overflow).
+    std::string text = v.dump();
+    if (v.is_number_float() && !std::isfinite(v.get<double>()))
+      text = std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
+    std::printf("  %-26s = %s\n", k.c_str(), text.c_str());
+  }
   std::fflush(stdout);
 }
 

@@ -102,6 +102,12 @@ void TaskRunner::dump_eval_features(const std::string& path, const TaskSplit* ev
   if (writer()) train::dump_eval_features(path, *eval, t_.per_device_eval_batch_size);
 }
 
+void TaskRunner::dump_train_features(const std::string& path, const TaskSplit* train) {
+  if (path.empty()) return;
+  if (!train) fail("--dump_train_features: needs --do_train");
+  if (writer()) train::dump_train_features(path, *train, trainer_.train_batches(*train, 0), 0);
+}
+
 void TaskRunner::write_model_card(const ModelCardInfo& card) {
   if (!writer()) return;
   fs::write_file_atomic(t_.output_dir + "/README.md",

@@ -60,6 +60,9 @@ class TaskRunner {
   void report(const std::string& split, const nlohmann::json& m) { report(split, m, m); }
   // --dump_eval_features: the split's eval features to `path` (world process zero); fails without --do_eval.
   void dump_eval_features(const std::string& path, const TaskSplit* eval);
+  // --dump_train_features: world process zero's micro-batches of the first epoch, as training collates them
+  // (a step's features, for checking its gradient); fails without --do_train.
+  void dump_train_features(const std::string& path, const TaskSplit* train);
   // README.md in output_dir (world process zero).
   void write_model_card(const ModelCardInfo& card);
 

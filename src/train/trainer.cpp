@@ -164,9 +164,8 @@ void Trainer::optimizer_step(double lr) {
   model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
 }
 
-nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from) {
+data::SamplerOptions Trainer::sampler_options(const TaskSplit& train) const {
   const auto& t = args_;
-  const int64_t n = model_.num_params();
   data::SamplerOptions so;
   so.num_samples = train.num_features();
   so.batch_size = t.per_device_train_batch_size;
@@ -178,6 +177,17 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
     for (int64_t i = 0; i < so.num_samples; ++i) so.lengths.push_back(train.feature_length(i));
     so.group_batch_size = t.per_device_train_batch_size * t.gradient_accumulation_steps;
   }
+  return so;
+}
+
+std::vector<data::SampledBatch> Trainer::train_batches(const TaskSplit& train, int64_t epoch) const {
+  return data::DistributedSampler(sampler_options(train)).batches(epoch);
+}
+
+nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from) {
+  const auto& t = args_;
+  const int64_t n = model_.num_params();
+  const data::SamplerOptions so = sampler_options(train);
   data::DistributedSampler sampler(so);
   const int64_t batches_per_epoch = sampler.num_batches();
   if (batches_per_epoch == 0)
@@ -292,7 +302,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
                                                    BatchKey{static_cast<uint64_t>(epoch), sb.positions});
       const auto& lens = cb.real_lengths;
       for (int64_t len : lens) real_tokens += len;
-      padded_tokens += cb.batch.B * cb.batch.T;
+      padded_tokens += cb.positions;  // a packed batch's T is only its rows' bound
       model_flops += 3.0 * model::forward_matmul_flops(model_.config(), lens);
       model::StepOptions so_step;
       so_step.train = true;

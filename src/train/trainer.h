@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/sampler.h"
 #include "model/encoder_model.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
@@ -64,6 +65,9 @@ class Trainer {
   // when not empty; `eval` (may be null) serves eval_strategy steps/epoch. Returns HF's train metrics
   // (train_loss, train_runtime, train_samples_per_second, train_steps_per_second, total_flos, epoch).
   nlohmann::json train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from);
+  // This rank's micro-batches of training epoch `epoch` as train() forms them (the sampler's indices and
+  // positions, the keys of dropout and of per-sample draws such as MLM masks).
+  std::vector<data::SampledBatch> train_batches(const TaskSplit& train, int64_t epoch) const;
 
   // Runs the model over every eval feature and scores the gathered rows with the task: {eval_loss (when the
   // split has labels), eval_<metric>..., eval_runtime, eval_samples_per_second, eval_steps_per_second,
@@ -102,6 +106,7 @@ class Trainer {
   void save_checkpoint(const LrSchedule& schedule, bool full = false);
   // Returns the plan that wrote the checkpoint on rank 0 (world 0 when its rng_state files do not say).
   TrainPlan load_checkpoint(const std::string& dir, const LrSchedule& schedule);
+  data::SamplerOptions sampler_options(const TaskSplit& train) const;
   void optimizer_step(double lr);
   nlohmann::json prediction_metrics(const TaskSplit& split, const std::string& prefix, bool write_files);
   void log(nlohmann::json entry);

@@ -10,7 +10,9 @@
 # holds out train[:N%] (local files and a dataset without a validation split); --model_type + --config_overrides
 # + --tokenizer_name train from scratch; a tokenizer larger than the vocabulary resizes the embeddings (a fresh
 # model's, and a checkpoint's with its rows kept); 2 ranks x batch 4 (mpiexec) end at the eval_loss of 1 process
-# x batch 8; one-line errors for a missing file, a bad extension, an unknown override key, no tokenizer.
+# x batch 8; an eval_loss past exp's range gives perplexity Infinity in the json files and inf in the log (as
+# run_mlm's OverflowError branch); one-line errors for a missing file, a bad extension, an unknown override key,
+# no tokenizer.
 source "$(dirname "$0")/../train/ddp_lib.sh"
 BIN=$1 TOOL=$2 TOKENIZER=$3
 ct_setup mlm_command "$BIN"
@@ -178,6 +180,25 @@ a, b, c = (json.load(open(p))["eval_loss"] for p in sys.argv[1:4])
 print("eval_loss 1 x 8:", a, " 2 x 4:", b, " 1 x 4 x 2:", c)
 sys.exit(0 if abs(a - b) <= 1e-4 * abs(a) and abs(a - c) <= 1e-4 * abs(a) else 1)
 EOF
+
+# ---- perplexity on overflow: weights so large that eval_loss > ln(DBL_MAX) ~ 709.8; run_mlm's math.exp
+# raises OverflowError, perplexity = float("inf"), which json.dump writes as Infinity and log_metrics as inf.
+sed 's/"type_vocab_size": 2}/"type_vocab_size": 2, "initializer_range": 100.0}/' "$TMP/config.json" > "$TMP/huge.json"
+grep -q initializer_range "$TMP/huge.json" || fail "could not make the large-weights config"
+mkdir -p "$TMP/huge"
+"$TOOL" init "$TMP/huge.json" "$TMP/huge" mlm 7 > "$TMP/huge_tool.log" 2>&1 || fail "ct_checkpoint_tool init" "$TMP/huge_tool.log"
+cp "$TOKENIZER" "$TMP/huge/tokenizer.json"
+run overflow --model_name_or_path "$TMP/huge" --validation_file "$TMP/validation.txt" --do_eval --max_seq_length 32
+for f in eval_results.json all_results.json; do
+  grep -qE '^    "perplexity": Infinity,?$' "$TMP/overflow/$f" || fail "$f does not say \"perplexity\": Infinity" "$TMP/overflow/$f"
+done
+"$PY" - "$TMP/overflow/eval_results.json" <<'EOF' || fail "overflow: eval metrics (see above)" "$TMP/overflow.log"
+import json, math, sys
+m = json.load(open(sys.argv[1]))
+print("overflow:", m)
+sys.exit(0 if m["eval_loss"] > 709.8 and m["perplexity"] == math.inf else 1)
+EOF
+grep -qE '^  perplexity +=  *inf$' "$TMP/overflow.log" || fail "the log does not print perplexity = inf" "$TMP/overflow.log"
 
 # ---- one-line errors
 expect_error() {  # expect_error PATTERN ARGS...

@@ -11,7 +11,8 @@
 #     in the card): the label names reach config.json, mrpc's metrics, predict_results_mrpc.txt, the card.
 #   classification: run_classification's multi-label path (list labels under --label_column_name tags, two
 #     --text_column_names joined): micro F1 >= 0.9, problem_type, predict_results.txt with Python lists; the
-#     one-line errors of --metric_name, --label_column_name and --remove_splits.
+#     one-line errors of --metric_name, --label_column_name, --remove_splits and --shuffle_seed;
+#     --shuffle_train_dataset keeps the rows datasets' shuffle keeps (NumPy's default_rng permutation).
 #   families: glue trains tiny DeBERTa-v2 and ModernBERT checkpoints (packed batches) to accuracy >= 0.9.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
@@ -277,6 +278,17 @@ classification)
   expect_error "$TMP/e2.log" "--label_column_name labels: .* has no such column" "${COMMON[@]}" \
     --label_column_name labels --output_dir "$TMP/e2"
   expect_error "$TMP/e3.log" "--remove_splits: no split 'extra'" "${COMMON[@]}" --remove_splits extra --output_dir "$TMP/e3"
+  # --shuffle_train_dataset --shuffle_seed 7 then --max_train_samples 5 keeps the rows datasets'
+  # shuffle(seed=7) puts first: np.random.default_rng(7).permutation(20)[:5] = [3 8 12 13 14] (NumPy 1.24);
+  # each row's regression label is its index, so the dumped training features name the rows kept.
+  for i in $(seq 0 19); do printf '{"sentence": "hello world", "label": %d.0}\n' "$i"; done > "$TMP/rows.json"
+  run "$TMP/s.log" classification --model_name_or_path "$TMP/m" --train_file "$TMP/rows.json" \
+    --validation_file "$TMP/rows.json" --do_train --do_regression --ignore_mismatched_sizes --shuffle_train_dataset \
+    --shuffle_seed 7 --max_train_samples 5 --max_steps 1 --max_seq_length 8 --save_strategy no --disable_tqdm \
+    --dump_train_features "$TMP/rows_feats.json" --output_dir "$TMP/s" || fail "classification --shuffle_train_dataset" "$TMP/s.log"
+  [ "$(json "$TMP/rows_feats.json" 'sorted(int(f["labels"][0]) for f in j["features"])')" = "[3, 8, 12, 13, 14]" ] \
+    || fail "--shuffle_seed 7 kept other rows than datasets' shuffle: $(cat "$TMP/rows_feats.json")"
+  expect_error "$TMP/e4.log" "--shuffle_seed: must be >= 0" "${COMMON[@]}" --shuffle_seed -1 --output_dir "$TMP/e4"
   ;;
 families)
   # The two bodies of their own (DeBERTa-v2's disentangled attention, ModernBERT's rotary local/global

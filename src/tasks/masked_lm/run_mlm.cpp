@@ -476,11 +476,14 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
+  runner.dump_train_features(args.dump_train_features, train_p ? train_p->split.get() : nullptr);
   auto count = [](const auto& p) { return p ? static_cast<int64_t>(p->chunks.size()) : int64_t{0}; };
   train::RunResult result = runner.train_and_evaluate(
       train_p ? train_p->split.get() : nullptr, count(train_p), eval_p ? eval_p->split.get() : nullptr,
       count(eval_p), resume, [](nlohmann::json& m) {
-        // math.exp(eval_loss), inf where Python raises OverflowError (written as JSON null, nlohmann's inf).
+        // math.exp(eval_loss), inf where Python raises OverflowError (the json files say Infinity, as
+        // json.dump writes float("inf")).
         m["perplexity"] = std::exp(m.value("eval_loss", std::numeric_limits<double>::quiet_NaN()));
       });
   train::ModelCardInfo card;

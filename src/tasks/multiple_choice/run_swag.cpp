@@ -178,6 +178,8 @@ train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& ar
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
+  runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
+  runner.dump_train_features(args.dump_train_features, train_p ? train_p->split.get() : nullptr);
   train::RunResult result = runner.train_and_evaluate(
       train_p ? train_p->split.get() : nullptr, train_p ? train_p->examples : 0,
       eval_p ? eval_p->split.get() : nullptr, eval_p ? eval_p->examples : 0, resume);

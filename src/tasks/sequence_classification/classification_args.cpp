@@ -50,6 +50,8 @@ void validate(ClassificationArguments& a) {
         "(--dataset_name)");
   }
   CT_CHECK(d.max_seq_length > 0, "--max_seq_length: must be > 0, got ", d.max_seq_length);
+  // NumPy's SeedSequence refuses a negative seed.
+  CT_CHECK(d.shuffle_seed >= 0, "--shuffle_seed: must be >= 0 (a NumPy seed), got ", d.shuffle_seed);
   check_max_samples({{"max_train_samples", d.max_train_samples},
                      {"max_eval_samples", d.max_eval_samples},
                      {"max_predict_samples", d.max_predict_samples}});

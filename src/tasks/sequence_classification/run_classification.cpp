@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <random>
 #include <set>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/numpy_rng.h"
 #include "data/dataset_table.h"
 #include "tasks/metrics/evaluate_metric.h"
 #include "tasks/sequence_classification/prepared_split.h"
@@ -218,14 +218,12 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
       d.text_column_names.empty() ? std::vector<std::string>{"sentence"} : split_commas(d.text_column_names);
   auto prepare = [&](data::DatasetTable table, int64_t max_samples, bool with_labels, bool shuffle) {
     if (shuffle) {
-      // A seeded permutation (std::mt19937_64, Fisher-Yates); datasets' shuffle draws another one from NumPy.
-      std::mt19937_64 gen(static_cast<uint64_t>(d.shuffle_seed));
-      std::vector<size_t> perm(static_cast<size_t>(table.num_rows()));
-      for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-      for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[gen() % i]);
+      // datasets' Dataset.shuffle(seed=shuffle_seed): the rows in np.random.default_rng(seed)'s permutation.
+      const std::vector<int64_t> perm =
+          numpy_permutation(static_cast<uint64_t>(d.shuffle_seed), table.num_rows());
       for (auto& col : table.table.columns) {
         std::vector<Value> shuffled(col.size());
-        for (size_t i = 0; i < perm.size(); ++i) shuffled[i] = std::move(col[perm[i]]);
+        for (size_t i = 0; i < perm.size(); ++i) shuffled[i] = std::move(col[static_cast<size_t>(perm[i])]);
         col = std::move(shuffled);
       }
     }
@@ -285,6 +283,7 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   runner.dump_eval_features(args.dump_eval_features, eval_p ? eval_p->split.get() : nullptr);
+  runner.dump_train_features(args.dump_train_features, train_p ? train_p->split.get() : nullptr);
   train::RunResult result = runner.train_and_evaluate(
       train_p ? train_p->split.get() : nullptr, train_p ? train_p->examples : 0,
       eval_p ? eval_p->split.get() : nullptr, eval_p ? eval_p->examples : 0, resume);

@@ -237,6 +237,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);
   runner.dump_eval_features(args.dump_eval_features, evals.empty() ? nullptr : evals[0]->split.get());
+  runner.dump_train_features(args.dump_train_features, train_p ? train_p->split.get() : nullptr);
   train::RunResult result;
   result.world = dist.world;
   if (t.do_train) {
