@@ -213,9 +213,10 @@ def main():
         print(f"feature build per task, coretrain vs HF tokenizers {hf['version'] if binding and hf else '(none)'}; "
               f"mean of {a.iters} passes after 1 untimed; {started}; load average {load_start} -> {load_end}")
         print()
+        more = f" {threads} threads: ct | HF | ratio |" if threads > 1 else ""
         print(f"| tokenizer | task | examples | features (ct / HF) | tokens (ct / HF) | 1 thread: ct features/s | "
-              f"HF | ratio | {threads} threads: ct | HF | ratio |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              f"HF | ratio |{more}")
+        print("|---|---|---|---|---|---|---|---|" + ("---|---|---|" if threads > 1 else ""))
         for k, t, ct, hf, hf1 in rows:
             ct1 = ct.get("single_thread_features_per_s", ct["features_per_s"])
             hf_tokens = hf.get("tokens", "-") if hf else "-"
@@ -223,9 +224,9 @@ def main():
             def cell(c, h):
                 return (f"{h['features_per_s']:,.0f} | **{c / h['features_per_s']:.2f}x**" if h else "- | -")
 
+            more = f" {ct['features_per_s']:,.0f} | {cell(ct['features_per_s'], hf)} |" if threads > 1 else ""
             print(f"| {k} | {t} | {ct['examples']} | {ct['features']} / {hf['features'] if hf else '-'} | "
-                  f"{ct['tokens']} / {hf_tokens} | {ct1:,.0f} | {cell(ct1, hf1)} | {ct['features_per_s']:,.0f} | "
-                  f"{cell(ct['features_per_s'], hf)} |")
+                  f"{ct['tokens']} / {hf_tokens} | {ct1:,.0f} | {cell(ct1, hf1)} |{more}")
         print("\n(qa: tokens = question + context tokens once per example on coretrain's side; HF's qa script "
               "counts no tokens)")
         if mismatch:
