@@ -71,5 +71,63 @@ expect_error "--doc_stride 9 must be smaller than the context window" bench toke
 expect_error "--iters: expected a positive integer, got '0'" bench tokenize --train_file "$dir/train.json" \
   --tokenizer_name "$dir/tok" --iters 0
 
+# The other tasks, through the tokenizer.json engine on the same vocab.txt folder (BERT's template: [CLS] a [SEP]
+# and [CLS] a [SEP] b [SEP]; every word one token).
+#   glue: "what is x ?" + "a b c" -> 1 + 4 + 1 + 3 + 1 = 10; "a b" alone -> 4                 = 2 features, 14 tokens
+#   ner:  [a, b, c] -> 5; [what, is] -> 4                                                     = 2 features,  9 tokens
+#   swag: "what is x ?" + "a b" + ending of 1, 2, 1, 3 words -> 10, 11, 10, 12              = 4 features, 43 tokens
+#   mlm:  lines of 8, 4 and 0 words -> 10 + 6 + 2 = 18 tokens in one batch; chunks of 4       = 4 features, 16 tokens
+#         --line_by_line (the blank line dropped), max 16                                     = 2 features, 16 tokens
+cat >"$dir/glue.jsonl" <<'EOF'
+{"sentence1": "what is x ?", "sentence2": "a b c", "label": 1}
+{"sentence1": "a b"}
+EOF
+cat >"$dir/ner.jsonl" <<'EOF'
+{"tokens": ["a", "b", "c"], "ner_tags": [0, 0, 0]}
+
+{"tokens": ["what", "is"]}
+EOF
+cat >"$dir/swag.jsonl" <<'EOF'
+{"sent1": "what is x ?", "sent2": "a b", "ending0": "c", "ending1": "d e", "ending2": "f", "ending3": "g h i", "label": 2}
+EOF
+printf 'a b c d e f g h\ni j k l\n\n' >"$dir/mlm.txt"
+
+task_check() {  # task_check TASK FILE "JSON prefix" extra args...
+  task=$1 file=$2 want=$3
+  shift 3
+  out=$("$bin" bench tokenize --task "$task" --train_file "$file" --tokenizer_name "$dir/tok" --iters 1 --json \
+    --threads 2 "$@" 2>&1) || fail "--task $task: $out"
+  printf '%s\n' "$out" | grep -qF "$want" || fail "--task $task $*: wanted '$want', got: $out"
+  for field in "\"task\": \"$task\"" '"examples_per_s": ' '"features_per_s": ' '"tokens_per_s": ' \
+    '"single_thread_features_per_s": '; do
+    printf '%s\n' "$out" | grep -qF "$field" || fail "--task $task $*: no $field in: $out"
+  done
+}
+task_check glue "$dir/glue.jsonl" '{"examples": 2, "skipped": 0, "features": 2, "tokens": 14, '
+task_check ner "$dir/ner.jsonl" '{"examples": 2, "skipped": 0, "features": 2, "tokens": 9, '
+task_check swag "$dir/swag.jsonl" '{"examples": 1, "skipped": 0, "features": 4, "tokens": 43, '
+task_check mlm "$dir/mlm.txt" '{"examples": 3, "skipped": 0, "features": 4, "tokens": 16, ' --max_seq_length 4
+task_check mlm "$dir/mlm.txt" '{"examples": 3, "skipped": 0, "features": 2, "tokens": 16, ' --max_seq_length 16 \
+  --line_by_line
+
+# Text output of one of them: the task line and both thread lines.
+out=$("$bin" bench tokenize --task glue --train_file "$dir/glue.jsonl" --tokenizer_name "$dir/tok" --iters 1 \
+  --threads 2 2>&1) || fail "glue text run: $out"
+printf '%s\n' "$out" | grep -q '^bench tokenize --task glue: ' || fail "glue text run: no header: $out"
+printf '%s\n' "$out" | grep -q '^features 2  tokens 14 ' || fail "glue text run: wanted 'features 2  tokens 14': $out"
+printf '%s\n' "$out" | grep -q '^2 threads: .*examples/s .*features/s .*tokens/s' || fail "glue text run: $out"
+printf '%s\n' "$out" | grep -q '^1 thread: .*examples/s .*features/s .*tokens/s' || fail "glue text run: $out"
+
+expect_error "--task: expected qa, glue, ner, mlm or swag, got 'pos'" bench tokenize --task pos \
+  --train_file "$dir/glue.jsonl" --tokenizer_name "$dir/tok"
+expect_error "glue.jsonl:1: expected a list of words \"tokens\"" bench tokenize --task ner \
+  --train_file "$dir/glue.jsonl" --tokenizer_name "$dir/tok"
+printf '{"sent1": "a", "sent2": "b", "ending0": "c"}\n' >"$dir/swag.jsonl"
+expect_error "swag.jsonl:1: expected a string field \"ending1\"" bench tokenize --task swag \
+  --train_file "$dir/swag.jsonl" --tokenizer_name "$dir/tok"
+printf 'not json\n' >"$dir/glue.jsonl"
+expect_error "glue.jsonl:1: expected one JSON object per line" bench tokenize --task glue \
+  --train_file "$dir/glue.jsonl" --tokenizer_name "$dir/tok"
+
 [ "$fails" -eq 0 ] && echo PASS
 exit "$fails"

@@ -15,7 +15,7 @@
 //
 //   NODE_PATH=/tmp/hf-tok/node_modules node bench/tokenize_vs_hf.js --data train.json --tokenizer tok/tokenizer.json
 //   [--tokenizers /tmp/hf-tok/node_modules/tokenizers] [--max-length 384] [--stride 128] [--iters 3]
-//   [--batch-size 1000] [--mode split|pair] [--json]
+//   [--batch-size 1000] [--mode split|pair] [--pad-token [PAD]] [--json]
 //
 // --mode split (default) works around a regression of tokenizers 0.23.1+ (huggingface/tokenizers#2091, fix
 // pending in #2098): with truncation set, encode stops tokenizing once max_length tokens exist (#1990's early
@@ -36,7 +36,7 @@ const fs = require('fs');
 const path = require('path');
 
 function parseArgs(argv) {
-  const a = { maxLength: 384, stride: 128, iters: 3, batchSize: 1000, json: false, mode: 'split' };
+  const a = { maxLength: 384, stride: 128, iters: 3, batchSize: 1000, json: false, mode: 'split', padToken: '[PAD]' };
   for (let i = 0; i < argv.length; ++i) {
     const k = argv[i];
     const v = () => {
@@ -52,6 +52,7 @@ function parseArgs(argv) {
     else if (k === '--batch-size') a.batchSize = parseInt(v(), 10);
     else if (k === '--json') a.json = true;
     else if (k === '--mode') a.mode = v();
+    else if (k === '--pad-token') a.padToken = v();
     else throw new Error(`unknown flag ${k}`);
   }
   if (a.mode !== 'split' && a.mode !== 'pair') throw new Error(`--mode: expected split or pair, got '${a.mode}'`);
@@ -100,8 +101,9 @@ async function main() {
   const tok = Tokenizer.fromFile(a.tokenizer);
   // What transformers' set_truncation_and_padding puts on the backend tokenizer for these arguments.
   tok.setTruncation(a.maxLength, { strategy: 'OnlySecond', stride: a.stride, direction: 'right' });
-  const padId = tok.tokenToId('[PAD]');
-  tok.setPadding({ maxLength: a.maxLength, direction: 'right', padId, padTypeId: 0, padToken: '[PAD]' });
+  const padId = tok.tokenToId(a.padToken);
+  if (padId === undefined || padId === null) throw new Error(`--pad-token ${a.padToken}: not in the vocabulary`);
+  tok.setPadding({ maxLength: a.maxLength, direction: 'right', padId, padTypeId: 0, padToken: a.padToken });
 
   // run_qa strips the question's leading whitespace before tokenizing.
   const pairs = readSquad(a.data).map(([q, c]) => [q.replace(/^\s+/, ''), c]);

@@ -161,6 +161,13 @@ HfTokenizer HfTokenizer::from_json(const json& j, const std::string& source) {
 
 Encoding HfTokenizer::encode_sequence(std::string_view text, int32_t type_id, int32_t word,
                                       OffsetUnit unit) const {
+  Encoding e;
+  encode_sequence_into(e, text, type_id, word, unit);
+  return e;
+}
+
+void HfTokenizer::encode_sequence_into(Encoding& e, std::string_view text, int32_t type_id, int32_t word,
+                                       OffsetUnit unit) const {
   check_utf8(text);
   PreTokenized p;
   p.splits = added_.extract_and_normalize(text, normalizer_.get());
@@ -174,7 +181,6 @@ Encoding HfTokenizer::encode_sequence(std::string_view text, int32_t type_id, in
       char_at[b] = n;
     }
   }
-  Encoding e;
   std::vector<PieceToken> toks;
   for (size_t idx = 0; idx < p.splits.size(); ++idx) {
     Split& s = p.splits[idx];
@@ -194,7 +200,6 @@ Encoding HfTokenizer::encode_sequence(std::string_view text, int32_t type_id, in
       e.push(t.id, type_id, std::move(t.value), off, word >= 0 ? word : static_cast<int32_t>(idx), false);
     }
   }
-  return e;
 }
 
 Encoding HfTokenizer::finish(Encoding a, Encoding* b, bool add_special) const {
@@ -233,11 +238,13 @@ Encoding HfTokenizer::encode_pair(std::string_view a, std::string_view b, bool a
 Encoding HfTokenizer::encode_words(const std::vector<std::string>& words,
                                    const std::vector<std::string>* pair, bool add_special,
                                    OffsetUnit unit) const {
+  // Each word appended in place: what Encoding::merge of one encoding per word gives (no overflow, offsets
+  // kept relative to their word), without a set of vectors per word.
   auto one = [&](const std::vector<std::string>& ws, int32_t type_id) {
-    std::vector<Encoding> parts;
+    Encoding e;
     for (size_t i = 0; i < ws.size(); ++i)
-      parts.push_back(encode_sequence(ws[i], type_id, static_cast<int32_t>(i), unit));
-    return Encoding::merge(std::move(parts));
+      encode_sequence_into(e, ws[i], type_id, static_cast<int32_t>(i), unit);
+    return e;
   };
   if (!pair) return finish(one(words, 0), nullptr, add_special);
   Encoding eb = one(*pair, 1);

@@ -82,6 +82,9 @@ class HfTokenizer {
 
  private:
   Encoding encode_sequence(std::string_view text, int32_t type_id, int32_t word, OffsetUnit unit) const;
+  // encode_sequence's tokens appended to `e`.
+  void encode_sequence_into(Encoding& e, std::string_view text, int32_t type_id, int32_t word,
+                            OffsetUnit unit) const;
   Encoding finish(Encoding a, Encoding* b, bool add_special_tokens) const;
 
   std::unique_ptr<Normalizer> normalizer_;

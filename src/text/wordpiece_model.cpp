@@ -3,6 +3,7 @@
 #include "text/json_fields.h"
 #include "text/models.h"
 #include "text/unicode.h"
+#include "text/vocab_trie.h"
 
 namespace ct::text {
 namespace {
@@ -14,6 +15,16 @@ class WordPieceModel : public Model {
   Vocab vocab;
   std::string unk_token, prefix;
   size_t max_chars = 100;
+  // Over the vocab, so the longest entry at a position is one walk (wordpiece_tokenize's approach,
+  // vocab_trie.h) instead of HF's hash probe per candidate end; the answer is the same.
+  VocabTrie trie;
+  uint32_t continuation_root = VocabTrie::kNone;  // the node after `prefix`
+
+  void build_trie() {
+    std::vector<std::pair<std::string_view, int32_t>> entries(vocab.index.begin(), vocab.index.end());
+    trie.build(std::move(entries));
+    continuation_root = trie.walk(trie.root(), prefix);
+  }
 
   void tokenize(std::string_view word, std::vector<PieceToken>& out) const override {
     size_t chars = 0;
@@ -27,26 +38,29 @@ class WordPieceModel : public Model {
     if (chars > max_chars) return unk();
     const size_t first = out.size();
     size_t start = 0;
-    std::string sub;
     while (start < word.size()) {
-      size_t end = word.size();
+      // HF probes prefix + word[start, end) for end from the word's end down, one character at a time, and
+      // takes the first hit: the longest entry ending on a character boundary, which the walk remembers.
+      uint32_t node = start > 0 ? continuation_root : trie.root();
       int32_t found = -1;
-      while (start < end) {
-        sub.clear();
-        if (start > 0) sub = prefix;
-        sub.append(word.substr(start, end - start));
-        found = vocab.find(sub);
-        if (found >= 0) break;
-        // Step back one character.
-        size_t k = end - 1;
-        while (k > start && (static_cast<unsigned char>(word[k]) & 0xC0) == 0x80) --k;
-        end = k;
+      size_t end = start;
+      for (size_t k = start; k < word.size() && node != VocabTrie::kNone; ++k) {
+        node = trie.child(node, static_cast<uint8_t>(word[k]));
+        if (node == VocabTrie::kNone) break;
+        const bool boundary =
+            k + 1 == word.size() || (static_cast<unsigned char>(word[k + 1]) & 0xC0) != 0x80;
+        if (boundary && trie.id(node) >= 0) {
+          found = trie.id(node);
+          end = k + 1;
+        }
       }
       if (found < 0) {
         out.resize(first);
         return unk();
       }
-      out.push_back({found, sub, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
+      std::string sub = start > 0 ? prefix : std::string();
+      sub.append(word.substr(start, end - start));
+      out.push_back({found, std::move(sub), static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
       start = end;
     }
   }
@@ -86,6 +100,7 @@ std::unique_ptr<Model> make_wordpiece(const json& j, const std::string& where) {
   const int64_t mc = jf::get_int(j, "max_input_chars_per_word", 100, where);
   CT_CHECK(mc > 0, where, ".max_input_chars_per_word: must be > 0, got ", mc);
   m->max_chars = static_cast<size_t>(mc);
+  m->build_trie();
   return m;
 }
 

@@ -14,8 +14,8 @@
 #include "data/dataset_table.h"
 #include "tasks/masked_lm/group_texts.h"
 #include "tasks/masked_lm/masked_lm_split.h"
+#include "tasks/masked_lm/mlm_features.h"
 #include "tasks/table_cells.h"
-#include "tasks/tokenizer_call.h"
 #include "train/dataset_split.h"
 #include "train/encoder_loader.h"
 #include "train/model_source.h"
@@ -151,37 +151,6 @@ RawSplits read_raw_splits(const MlmArguments& a, const Source& src, const train:
   return r;
 }
 
-// Python's str.isspace() over UTF-8: true for a non-empty string of whitespace code points only.
-bool is_python_space(const std::string& s) {
-  if (s.empty()) return false;
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (!((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20))) return false;
-      ++i;
-      continue;
-    }
-    uint32_t cp = 0;
-    size_t len = 0;
-    if ((c & 0xe0) == 0xc0)
-      cp = c & 0x1f, len = 2;
-    else if ((c & 0xf0) == 0xe0)
-      cp = c & 0x0f, len = 3;
-    else if ((c & 0xf8) == 0xf0)
-      cp = c & 0x07, len = 4;
-    else
-      return false;
-    if (i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
-    const bool space = cp == 0x85 || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
-                       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
-    if (!space) return false;
-    i += len;
-  }
-  return true;
-}
-
 // The text column as run_mlm's tokenize_function reads it: a null cell is "" (grouped: [CLS] [SEP]; line by
 // line: no line); any other non-text cell fails naming its row.
 std::vector<std::string> texts_of(const data::DatasetTable& table, const std::string& column) {
@@ -195,51 +164,10 @@ std::vector<std::string> texts_of(const data::DatasetTable& table, const std::st
   return text_column(only, column);
 }
 
-// tokenizer(texts, return_special_tokens_mask=True) without truncation or padding: the call's own settings,
-// whatever the tokenizer.json stored.
-class PlainCallScope {
- public:
-  explicit PlainCallScope(text::HfTokenizer& tok)
-      : tok_(tok), truncation_(tok.truncation()), padding_(tok.padding()) {
-    tok_.set_truncation(std::nullopt);
-    tok_.set_padding(std::nullopt);
-  }
-  ~PlainCallScope() {
-    tok_.set_truncation(truncation_);
-    tok_.set_padding(padding_);
-  }
-  PlainCallScope(const PlainCallScope&) = delete;
-  PlainCallScope& operator=(const PlainCallScope&) = delete;
-
- private:
-  text::HfTokenizer& tok_;
-  std::optional<text::TruncationParams> truncation_;
-  std::optional<text::PaddingParams> padding_;
-};
-
-// One split's features: --line_by_line's one chunk per non-blank line (truncated at max_seq_length; padding
-// is the split's), else every text tokenized whole and grouped into max_seq_length chunks per 1,000 texts.
+// One split's features: its text column through run_mlm's tokenization (mlm_features.h).
 std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column,
                                        bool line_by_line, int64_t max_seq_length, text::HfTokenizer& tok) {
-  const std::vector<std::string> texts = texts_of(table, column);
-  if (line_by_line) {
-    TruncationScope scope(tok, max_seq_length);
-    std::vector<TokenChunk> out;
-    for (const auto& line : texts) {
-      if (line.empty() || is_python_space(line)) continue;
-      text::Encoding e = tok.encode(line);
-      out.push_back({std::move(e.ids), std::move(e.special_tokens_mask)});
-    }
-    return out;
-  }
-  PlainCallScope scope(tok);
-  std::vector<TokenizedText> tokenized;
-  tokenized.reserve(texts.size());
-  for (const auto& text : texts) {
-    text::Encoding e = tok.encode(text);
-    tokenized.push_back({std::move(e.ids), std::move(e.special_tokens_mask)});
-  }
-  return group_texts(tokenized, max_seq_length);
+  return build_mlm_chunks(tok, texts_of(table, column), line_by_line, max_seq_length);
 }
 
 // tokenizer.mask_token_id: tokenizer_config.json's mask_token (a string or an AddedToken), else the usual

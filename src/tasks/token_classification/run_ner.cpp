@@ -112,11 +112,7 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   train::ModelArguments local = train::localize_model_sources(args.model, dist);
   model::ModelConfig config = train::load_task_config(local, num_labels);
   config.extra["finetuning_task"] = d.task_name;
-  // transformers requires add_prefix_space=True for pre-split words with byte-level BPE.
-  nlohmann::json overrides = nlohmann::json::object();
-  if (config.model_type == "roberta" || config.model_type == "deberta" || config.model_type == "gpt2" ||
-      config.model_type == "bloom")
-    overrides["add_prefix_space"] = true;
+  const nlohmann::json overrides = split_words_overrides(config.model_type);
   text::HfTokenizer tok = train::load_task_tokenizer(local, config, &overrides);
 
   // The checkpoint's label order when its names are this data's.

@@ -6,6 +6,13 @@
 
 namespace ct::tasks {
 
+nlohmann::json split_words_overrides(const std::string& model_type) {
+  nlohmann::json overrides = nlohmann::json::object();
+  if (model_type == "roberta" || model_type == "deberta" || model_type == "gpt2" || model_type == "bloom")
+    overrides["add_prefix_space"] = true;
+  return overrides;
+}
+
 TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
                                    const std::vector<std::vector<std::string>>& words,
                                    const std::vector<std::vector<int64_t>>& word_labels,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,9 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
                                    const std::vector<std::vector<int64_t>>& word_labels,
                                    int64_t max_seq_length, bool label_all_tokens,
                                    const std::vector<int64_t>& b_to_i);
+
+// from_pretrained's keyword arguments run_ner's tokenizer gets for a config.json `model_type`: transformers
+// requires add_prefix_space=True for pre-split words with byte-level BPE (roberta, deberta, gpt2, bloom).
+nlohmann::json split_words_overrides(const std::string& model_type);
 
 }  // namespace ct::tasks
