@@ -73,6 +73,8 @@ data::DatasetTable read_dataset_split(const data::DatasetRequest& q, const std::
     t.features = data::dataset_features(f.dataset, f.paths[0]);
   if (!t.features) t.features = f.dataset.card_features;
   t.source = str(f.dataset.repo_id, q.config.empty() ? "" : " " + q.config, " ", split);
+  t.fingerprint = str(f.dataset.repo_id, "@", f.dataset.commit, " ", f.dataset.config, " ", split);
+  for (const auto& p : f.dataset.split(split)) t.fingerprint += " " + p;
   return t;
 }
 

@@ -27,6 +27,7 @@
 #include "train/encoder_loader.h"
 #include "train/model_card.h"
 #include "train/model_source.h"
+#include "train/node_feature_cache.h"
 #include "train/qa_task.h"
 #include "train/report.h"
 #include "train/run_setup.h"
@@ -57,11 +58,12 @@ data::QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir
   }
 }
 
-// Features built once per node: local rank 0 reads the cache or builds and writes it, the others wait and
-// read it (HF's main_process_first around dataset.map). Without a writable cache every rank builds its own.
+// Features built once per node (train/node_feature_cache.h), keyed by the data file's bytes, the tokenizer
+// and the flags that shape run_qa's windows.
 data::FeatureSet node_features(const std::string& path, const std::vector<data::Example>& examples,
-                               int64_t max_samples, const data::QaTokenizer& tok,
-                               const DataTrainingArguments& d, const DistContext& dist) {
+                               int64_t max_samples, const data::QaTokenizer& tok, const QaArguments& args,
+                               const DistContext& dist) {
+  const DataTrainingArguments& d = args.data;
   data::FeatureOptions fo;
   fo.max_seq_length = d.max_seq_length;
   fo.doc_stride = d.doc_stride;
@@ -78,46 +80,18 @@ data::FeatureSet node_features(const std::string& path, const std::vector<data::
   key.u64(static_cast<uint64_t>(fo.doc_stride))
       .u64(fo.pad_to_max_length)
       .u64(static_cast<uint64_t>(max_samples));
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key.digest()));
-  const std::string cache = data::feature_cache_dir() + "/" + name;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  std::optional<data::FeatureSet> fs;
-  if (dist.local_rank == 0) {
-    if (!d.overwrite_cache) {
-      try {
-        fs = data::load_feature_set(cache);
-      } catch (const Error& e) {
-        log::warn(e.what(), "; rebuilding it");
-      }
-    }
-    if (fs) {
-      log::info(path, ": ", fs->size(), " features from the cache ", cache, " in ", elapsed(), " s");
-    } else {
-      fs = tok.build_features(examples, fo);
-      log::info(path, ": built ", fs->size(), " features in ", elapsed(), " s");
-      try {
-        data::save_feature_set(cache, *fs);
-      } catch (const Error& e) {
-        log::warn("feature cache not written (", e.what(), "); other ranks build their own");
-      }
-    }
-  }
-  barrier(dist);
-  if (dist.local_rank != 0) {
-    try {
-      fs = data::load_feature_set(cache);
-    } catch (const Error& e) {
-      log::warn(e.what());
-    }
-    if (!fs) fs = tok.build_features(examples, fo);
-  }
-  return std::move(*fs);
+  FeatureCacheRequest req;
+  req.what = path;
+  req.key = key.digest();
+  req.cache_dir = args.model.cache_dir;
+  req.overwrite = d.overwrite_cache;
+  return node_cached_features<data::FeatureSet>(
+      req, dist, [&] { return tok.build_features(examples, fo); }, data::save_feature_set,
+      data::load_feature_set, [](const data::FeatureSet& f) { return f.size(); });
 }
 
 QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
-                     const data::QaTokenizer& tok, const DataTrainingArguments& d, const DistContext& dist,
+                     const data::QaTokenizer& tok, const QaArguments& args, const DistContext& dist,
                      bool* has_answers = nullptr) {
   std::error_code ec;
   if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
@@ -130,7 +104,7 @@ QaDataset load_split(const std::string& flag, const std::string& path, int64_t m
               " examples whose answer_start/text disagree with the context");
   data::keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
   if (ds.examples.empty()) fail(flag, ": ", path, " holds no usable examples");
-  ds.features = node_features(path, ds.examples, max_samples, tok, d, dist);
+  ds.features = node_features(path, ds.examples, max_samples, tok, args, dist);
   if (max_samples > 0) ds.features.keep_first(max_samples);  // and after it
   check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", path, " (its features)"),
                           str(ds.features.size(), " features"));
@@ -316,13 +290,13 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   if (t.do_train)
     train_ds = load_split(hub ? "--dataset_name" : "--train_file",
                           hub ? dataset_split_file(args, "train", dist) : d.train_file, d.max_train_samples,
-                          lm.tokenizer, d, dist);
+                          lm.tokenizer, args, dist);
   if (t.do_eval)
     eval_ds = load_split(hub ? "--dataset_name" : "--validation_file",
                          hub ? dataset_split_file(args, "validation", dist) : d.validation_file,
-                         d.max_eval_samples, lm.tokenizer, d, dist);
+                         d.max_eval_samples, lm.tokenizer, args, dist);
   if (t.do_predict)
-    predict_ds = load_split("--test_file", d.test_file, d.max_predict_samples, lm.tokenizer, d, dist,
+    predict_ds = load_split("--test_file", d.test_file, d.max_predict_samples, lm.tokenizer, args, dist,
                             &predict_has_answers);
   if (!args.coretrain.dump_eval_features.empty()) {
     if (!t.do_eval) fail("--dump_eval_features: needs --do_eval");

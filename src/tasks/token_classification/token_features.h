@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/cached_features.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::tasks {
@@ -25,5 +26,13 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
                                    const std::vector<std::vector<int64_t>>& word_labels,
                                    int64_t max_seq_length, bool label_all_tokens,
                                    const std::vector<int64_t>& b_to_i);
+
+// The same through the split's feature cache (tasks/cached_features.h), keyed by the words, their label ids
+// and the three options.
+TokenFeatures cached_token_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                    const std::vector<std::vector<std::string>>& words,
+                                    const std::vector<std::vector<int64_t>>& word_labels,
+                                    int64_t max_seq_length, bool label_all_tokens,
+                                    const std::vector<int64_t>& b_to_i);
 
 }  // namespace ct::tasks
