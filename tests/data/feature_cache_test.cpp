@@ -119,6 +119,17 @@ TEST(FeatureCache, DamagedColumnFilesAreNamed) {
   flipped[bytes.size() / 2] ^= 0x40;
   const auto flip = dir.write("flip.bin", flipped);
   expect_error([&] { load_feature_columns(flip); }, {flip, "checksum"});
+  // Every byte flipped and every length cut short: an error naming the file, never a crash or a wrong load.
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string b = bytes;
+    b[i] = static_cast<char>(b[i] ^ 0x01);
+    const auto p = dir.write("mut.bin", b);
+    expect_error([&] { load_feature_columns(p); }, {p});
+  }
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    const auto p = dir.write("short.bin", bytes.substr(0, n));
+    expect_error([&] { load_feature_columns(p); }, {p});
+  }
   // A qa file is not a columns file, and the other way round.
   auto f = make();
   const std::string qa = dir.path() + "/qa.bin";
