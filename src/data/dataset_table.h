@@ -18,6 +18,9 @@ struct DatasetTable {
   parquet::Table table;                      // names, columns[k][row], num_rows
   std::optional<parquet::Feature> features;  // a Struct of the top-level features, when the source has them
   std::string source;                        // what errors name ("train.csv", "nyu-mll/glue mrpc train")
+  // What pins the rows where the source has revisions (a Hub split: "repo@commit config split files"), for
+  // feature cache keys; empty for local files, which those keys take by content.
+  std::string fingerprint;
 
   int64_t num_rows() const { return table.num_rows; }
   // Column `name`; throws naming the column, `source` and the columns there are when absent.

@@ -1,5 +1,6 @@
 #include "data/feature_cache.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "data/squad_dataset.h"
 
 namespace ct::data {
 
@@ -17,6 +19,68 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'T', 'F', 'E', 'A', 'T', '\0', '\0'};
 constexpr uint32_t kVersion = 2;
+constexpr char kColumnsMagic[8] = {'C', 'T', 'F', 'C', 'O', 'L', 'S', '\0'};
+constexpr uint32_t kColumnsVersion = 1;
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+template <class T>
+void put_vec(std::string& out, const std::vector<T>& v) {
+  put(out, static_cast<uint64_t>(v.size()));
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Bounds-checked reads of a cache file's bytes: a short or inconsistent file is an error naming it.
+struct Reader {
+  const std::string& data;
+  const std::string& path;
+  size_t pos = 0;
+  template <class T>
+  T get() {
+    if (data.size() - pos < sizeof(T)) fail(path, ": truncated feature cache");
+    T v;
+    std::memcpy(&v, data.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+  template <class T>
+  void vec(std::vector<T>& v) {
+    const auto n = get<uint64_t>();
+    if (n > (data.size() - pos) / sizeof(T)) fail(path, ": truncated feature cache");
+    v.resize(n);
+    if (n > 0) std::memcpy(v.data(), data.data() + pos, n * sizeof(T));
+    pos += n * sizeof(T);
+  }
+  // Magic and version first, so a file of another kind or an older coretrain says so.
+  void header(const char (&magic)[8], uint32_t version) {
+    if (data.size() < sizeof(magic) || std::memcmp(data.data(), magic, sizeof(magic)) != 0)
+      fail(path, ": not a coretrain feature cache (bad magic)");
+    pos = sizeof(magic);
+    const auto v = get<uint32_t>();
+    if (v != version) fail(path, ": feature cache version ", v, ", expected ", version);
+  }
+  void end() const {
+    if (pos != data.size()) fail(path, ": corrupt feature cache (", data.size() - pos, " trailing bytes)");
+  }
+};
+
+std::optional<std::string> read_cache_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) fail(path, ": cannot read the feature cache");
+  return std::move(ss).str();
+}
+
+void write_cache_file(const std::string& path, const std::string& bytes) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) fail(path, ": cannot create the feature cache folder (", ec.message(), ")");
+  fs::write_file_atomic(path, bytes);
+}
 
 }  // namespace
 
@@ -65,11 +129,7 @@ class FeatureSetIO {
 
   static FeatureSet decode(const std::string& data, const std::string& path) {
     Reader r{data, path};
-    if (data.size() < sizeof(kMagic) || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
-      fail(path, ": not a coretrain feature cache (bad magic)");
-    r.pos = sizeof(kMagic);
-    const auto version = r.get<uint32_t>();
-    if (version != kVersion) fail(path, ": feature cache version ", version, ", expected ", kVersion);
+    r.header(kMagic, kVersion);
     FeatureSet fs;
     auto& o = fs.options_;
     o.max_seq_length = r.get<int64_t>();
@@ -99,42 +159,9 @@ class FeatureSetIO {
     for (const auto& f : fs.features_)
       if (f.example_index < 0 || static_cast<uint64_t>(f.example_index) >= n)
         fail(path, ": corrupt feature cache (feature of example ", f.example_index, " of ", n, ")");
-    if (r.pos != data.size())
-      fail(path, ": corrupt feature cache (", data.size() - r.pos, " trailing bytes)");
+    r.end();
     return fs;
   }
-
- private:
-  template <class T>
-  static void put(std::string& out, const T& v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-  }
-  template <class T>
-  static void put_vec(std::string& out, const std::vector<T>& v) {
-    put(out, static_cast<uint64_t>(v.size()));
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  struct Reader {
-    const std::string& data;
-    const std::string& path;
-    size_t pos = 0;
-    template <class T>
-    T get() {
-      if (data.size() - pos < sizeof(T)) fail(path, ": truncated feature cache");
-      T v;
-      std::memcpy(&v, data.data() + pos, sizeof(T));
-      pos += sizeof(T);
-      return v;
-    }
-    template <class T>
-    void vec(std::vector<T>& v) {
-      const auto n = get<uint64_t>();
-      if (n > (data.size() - pos) / sizeof(T)) fail(path, ": truncated feature cache");
-      v.resize(n);
-      std::memcpy(v.data(), data.data() + pos, n * sizeof(T));
-      pos += n * sizeof(T);
-    }
-  };
 };
 
 uint64_t tokenizer_fingerprint(const text::Tokenizer& tok) {
@@ -161,35 +188,82 @@ uint64_t feature_set_hash(const FeatureSet& fs) {
   return FeatureSetIO::hash(fs);
 }
 
-std::string feature_cache_dir() {
-  std::string base;
-  if (const char* v = std::getenv("HF_DATASETS_CACHE"); v && *v) {
-    base = v;
-  } else if (const char* hf = std::getenv("HF_HOME"); hf && *hf) {
-    base = std::string(hf) + "/datasets";
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    base = std::string(xdg) + "/huggingface/datasets";
-  } else {
-    const char* home = std::getenv("HOME");
-    base = std::string(home && *home ? home : "/tmp") + "/.cache/huggingface/datasets";
-  }
-  return base + "/coretrain-features";
+std::string feature_cache_dir(const std::string& cache_dir) {
+  return datasets_cache_dir(cache_dir) + "/coretrain-features";
+}
+
+std::string feature_cache_file_name(uint64_t key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key));
+  return name;
 }
 
 void save_feature_set(const std::string& path, const FeatureSet& features) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) fail(path, ": cannot create the feature cache folder (", ec.message(), ")");
-  fs::write_file_atomic(path, FeatureSetIO::encode(features));
+  write_cache_file(path, FeatureSetIO::encode(features));
 }
 
 std::optional<FeatureSet> load_feature_set(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) fail(path, ": cannot read the feature cache");
-  return FeatureSetIO::decode(ss.str(), path);
+  auto bytes = read_cache_file(path);
+  if (!bytes) return std::nullopt;
+  return FeatureSetIO::decode(*bytes, path);
+}
+
+void FeatureColumns::add(std::string name, std::vector<std::vector<int32_t>> rows) {
+  names.push_back(std::move(name));
+  columns.push_back(std::move(rows));
+}
+
+std::vector<std::vector<int32_t>> FeatureColumns::take(const std::string& name, const std::string& path) {
+  for (size_t k = 0; k < names.size(); ++k)
+    if (names[k] == name) return std::move(columns[k]);
+  fail(path, ": corrupt feature cache (no column '", name, "')");
+}
+
+// Magic, version, the column count, then per column its name, row count and rows (length + int32s), then a
+// checksum of everything before it.
+void save_feature_columns(const std::string& path, const FeatureColumns& c) {
+  CT_CHECK(c.names.size() == c.columns.size(), "feature columns: ", c.names.size(), " names for ",
+           c.columns.size(), " columns");
+  std::string out(kColumnsMagic, sizeof(kColumnsMagic));
+  put(out, kColumnsVersion);
+  put(out, static_cast<uint64_t>(c.names.size()));
+  for (size_t k = 0; k < c.names.size(); ++k) {
+    put_vec(out, std::vector<char>(c.names[k].begin(), c.names[k].end()));
+    put(out, static_cast<uint64_t>(c.columns[k].size()));
+    for (const auto& row : c.columns[k]) put_vec(out, row);
+  }
+  // A checksum last: ids from a damaged file would index past the embeddings.
+  put(out, Hasher().bytes(out.data(), out.size()).digest());
+  write_cache_file(path, out);
+}
+
+std::optional<FeatureColumns> load_feature_columns(const std::string& path) {
+  auto bytes = read_cache_file(path);
+  if (!bytes) return std::nullopt;
+  Reader r{*bytes, path};
+  r.header(kColumnsMagic, kColumnsVersion);
+  if (bytes->size() < r.pos + sizeof(uint64_t)) fail(path, ": truncated feature cache");
+  const size_t body = bytes->size() - sizeof(uint64_t);
+  uint64_t sum;
+  std::memcpy(&sum, bytes->data() + body, sizeof sum);
+  if (Hasher().bytes(bytes->data(), body).digest() != sum)
+    fail(path, ": corrupt feature cache (checksum mismatch)");
+  bytes->resize(body);
+  FeatureColumns c;
+  const auto n = r.get<uint64_t>();
+  // Each column takes at least 16 bytes, so a count beyond that is damage, not a reason to allocate.
+  if (n > bytes->size() / 16) fail(path, ": truncated feature cache");
+  for (uint64_t k = 0; k < n; ++k) {
+    std::vector<char> name;
+    r.vec(name);
+    const auto rows = r.get<uint64_t>();
+    if (rows > (bytes->size() - r.pos) / sizeof(uint64_t)) fail(path, ": truncated feature cache");
+    std::vector<std::vector<int32_t>> column(rows);
+    for (auto& row : column) r.vec(row);
+    c.add(std::string(name.begin(), name.end()), std::move(column));
+  }
+  r.end();
+  return c;
 }
 
 }  // namespace ct::data

@@ -28,7 +28,8 @@ struct FetchedSplit {
 FetchedSplit fetch_dataset_split(const data::DatasetRequest& q, const std::string& split,
                                  const DistContext& dist, const std::string& flag = "--dataset_name");
 
-// The split's split names (for scripts that pick among them: MNLI's validation_matched). Collective.
+// The dataset's split names (for scripts that pick among them: MNLI's validation_matched, run_mlm's
+// validation or train[:N%]), resolved by local rank 0 of each node; every rank gets rank 0's. Collective.
 std::vector<std::string> dataset_split_names(const data::DatasetRequest& q, const DistContext& dist,
                                              const std::string& flag = "--dataset_name");
 

@@ -27,6 +27,7 @@
 #include "train/encoder_loader.h"
 #include "train/model_card.h"
 #include "train/model_source.h"
+#include "train/node_feature_cache.h"
 #include "train/qa_task.h"
 #include "train/report.h"
 #include "train/run_setup.h"
@@ -57,82 +58,72 @@ data::QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir
   }
 }
 
-// Features built once per node: local rank 0 reads the cache or builds and writes it, the others wait and
-// read it (HF's main_process_first around dataset.map). Without a writable cache every rank builds its own.
-data::FeatureSet node_features(const std::string& path, const std::vector<data::Example>& examples,
-                               int64_t max_samples, const data::QaTokenizer& tok,
-                               const DataTrainingArguments& d, const DistContext& dist) {
+// A split's files as messages name them.
+std::string describe_files(const std::vector<std::string>& paths) {
+  return paths.size() == 1 ? paths[0] : str(paths[0], " and ", paths.size() - 1, " more file(s)");
+}
+
+// Features built once per node (train/node_feature_cache.h), keyed by the data files' bytes, the tokenizer
+// and the flags that shape run_qa's windows.
+data::FeatureSet node_features(const std::vector<std::string>& paths,
+                               const std::vector<data::Example>& examples, int64_t max_samples,
+                               const data::QaTokenizer& tok, const QaArguments& args,
+                               const DistContext& dist) {
+  const DataTrainingArguments& d = args.data;
   data::FeatureOptions fo;
   fo.max_seq_length = d.max_seq_length;
   fo.doc_stride = d.doc_stride;
   fo.pad_to_max_length = d.pad_to_max_length;
-  std::string bytes;
-  {
+  Hasher key;
+  for (const auto& path : paths) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream ss;
     ss << in.rdbuf();
-    bytes = ss.str();
+    key.str(ss.str());
   }
-  Hasher key;
-  key.str(bytes).u64(tok.fingerprint()).u64(static_cast<uint64_t>(fo.max_seq_length));
+  key.u64(tok.fingerprint()).u64(static_cast<uint64_t>(fo.max_seq_length));
   key.u64(static_cast<uint64_t>(fo.doc_stride))
       .u64(fo.pad_to_max_length)
       .u64(static_cast<uint64_t>(max_samples));
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key.digest()));
-  const std::string cache = data::feature_cache_dir() + "/" + name;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  std::optional<data::FeatureSet> fs;
-  if (dist.local_rank == 0) {
-    if (!d.overwrite_cache) {
-      try {
-        fs = data::load_feature_set(cache);
-      } catch (const Error& e) {
-        log::warn(e.what(), "; rebuilding it");
-      }
-    }
-    if (fs) {
-      log::info(path, ": ", fs->size(), " features from the cache ", cache, " in ", elapsed(), " s");
-    } else {
-      fs = tok.build_features(examples, fo);
-      log::info(path, ": built ", fs->size(), " features in ", elapsed(), " s");
-      try {
-        data::save_feature_set(cache, *fs);
-      } catch (const Error& e) {
-        log::warn("feature cache not written (", e.what(), "); other ranks build their own");
-      }
-    }
-  }
-  barrier(dist);
-  if (dist.local_rank != 0) {
-    try {
-      fs = data::load_feature_set(cache);
-    } catch (const Error& e) {
-      log::warn(e.what());
-    }
-    if (!fs) fs = tok.build_features(examples, fo);
-  }
-  return std::move(*fs);
+  FeatureCacheRequest req;
+  req.what = describe_files(paths);
+  req.key = key.digest();
+  req.cache_dir = args.model.cache_dir;
+  req.overwrite = d.overwrite_cache;
+  return node_cached_features<data::FeatureSet>(
+      req, dist, [&] { return tok.build_features(examples, fo); }, data::save_feature_set,
+      data::load_feature_set, [](const data::FeatureSet& f) { return f.size(); });
 }
 
-QaDataset load_split(const std::string& flag, const std::string& path, int64_t max_samples,
-                     const data::QaTokenizer& tok, const DataTrainingArguments& d, const DistContext& dist,
+// A split from one file or several (a Hub split made of shards), their examples concatenated in order as
+// datasets concatenates a split's files.
+QaDataset load_split(const std::string& flag, const std::vector<std::string>& paths, int64_t max_samples,
+                     const data::QaTokenizer& tok, const QaArguments& args, const DistContext& dist,
                      bool* has_answers = nullptr) {
   std::error_code ec;
-  if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
+  for (const auto& path : paths)
+    if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
+  const std::string name = describe_files(paths);
   QaDataset ds;
   data::SquadReadStats stats;
-  ds.examples = data::read_squad(path, &stats, /*answers_optional=*/has_answers != nullptr);
+  for (const auto& path : paths) {
+    data::SquadReadStats s;
+    auto examples = data::read_squad(path, &s, /*answers_optional=*/has_answers != nullptr);
+    ds.examples.insert(ds.examples.end(), std::make_move_iterator(examples.begin()),
+                       std::make_move_iterator(examples.end()));
+    stats.total += s.total;
+    stats.skipped += s.skipped;
+    stats.without_answers += s.without_answers;
+  }
   if (has_answers) *has_answers = stats.without_answers == 0;
   if (stats.skipped > 0 && dist.rank == 0)
-    log::warn(path, ": skipped ", stats.skipped, " of ", stats.total,
+    log::warn(name, ": skipped ", stats.skipped, " of ", stats.total,
               " examples whose answer_start/text disagree with the context");
   data::keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
-  if (ds.examples.empty()) fail(flag, ": ", path, " holds no usable examples");
-  ds.features = node_features(path, ds.examples, max_samples, tok, d, dist);
+  if (ds.examples.empty()) fail(flag, ": ", name, " holds no usable examples");
+  ds.features = node_features(paths, ds.examples, max_samples, tok, args, dist);
   if (max_samples > 0) ds.features.keep_first(max_samples);  // and after it
-  check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", path, " (its features)"),
+  check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", name, " (its features)"),
                           str(ds.features.size(), " features"));
   return ds;
 }
@@ -163,22 +154,17 @@ std::string squad_json_split_file(const QaArguments& args, const std::string& sp
   return path;
 }
 
-// --dataset_name: the split's one Parquet file of the Hub dataset (rajpurkar/squad for squad), fetched by
-// train/dataset_split.h's rules for a data-parallel job.
-std::string dataset_split_file(const QaArguments& args, const std::string& split, const DistContext& dist) {
-  if (data::squad_json_source()) return squad_json_split_file(args, split, dist);
+// --dataset_name: the split's files of the Hub dataset (rajpurkar/squad for squad: one Parquet file), fetched
+// by train/dataset_split.h's rules for a data-parallel job.
+std::vector<std::string> dataset_split_files(const QaArguments& args, const std::string& split,
+                                             const DistContext& dist) {
+  if (data::squad_json_source()) return {squad_json_split_file(args, split, dist)};
   data::DatasetRequest q;
   q.name = args.data.dataset_name;
   q.config = args.data.dataset_config_name;
   q.cache_dir = args.model.cache_dir;
   q.token = args.model.token;
-  const FetchedSplit f = fetch_dataset_split(q, split, dist);
-  if (f.paths.size() != 1)
-    fail(
-        "--dataset_name ", q.name, ": ", f.dataset.repo_id, " split '", split, "' is made of ",
-        f.paths.size(),
-        " files; coretrain qa reads one file per split (pass them merged as --train_file/--validation_file)");
-  return f.paths[0];
+  return fetch_dataset_split(q, split, dist).paths;
 }
 
 // run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;
@@ -315,14 +301,14 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
       !d.dataset_name.empty();  // --dataset_name wins over --train_file/--validation_file (run_qa)
   if (t.do_train)
     train_ds = load_split(hub ? "--dataset_name" : "--train_file",
-                          hub ? dataset_split_file(args, "train", dist) : d.train_file, d.max_train_samples,
-                          lm.tokenizer, d, dist);
+                          hub ? dataset_split_files(args, "train", dist) : std::vector{d.train_file},
+                          d.max_train_samples, lm.tokenizer, args, dist);
   if (t.do_eval)
     eval_ds = load_split(hub ? "--dataset_name" : "--validation_file",
-                         hub ? dataset_split_file(args, "validation", dist) : d.validation_file,
-                         d.max_eval_samples, lm.tokenizer, d, dist);
+                         hub ? dataset_split_files(args, "validation", dist) : std::vector{d.validation_file},
+                         d.max_eval_samples, lm.tokenizer, args, dist);
   if (t.do_predict)
-    predict_ds = load_split("--test_file", d.test_file, d.max_predict_samples, lm.tokenizer, d, dist,
+    predict_ds = load_split("--test_file", {d.test_file}, d.max_predict_samples, lm.tokenizer, args, dist,
                             &predict_has_answers);
   if (!args.coretrain.dump_eval_features.empty()) {
     if (!t.do_eval) fail("--dump_eval_features: needs --do_eval");

@@ -29,7 +29,7 @@ void add_qa_data_args(ArgParser& p, DataTrainingArguments& d) {
         "SQuAD-format JSON (nested, flat {\"data\":[...]}, or JSON lines) or CSV");
   p.add("validation_file", &d.validation_file, "SQuAD-format JSON or CSV for evaluation");
   p.add("test_file", &d.test_file, "SQuAD-format JSON or CSV for --do_predict (answers optional)");
-  p.add("overwrite_cache", &d.overwrite_cache, "accepted for compatibility (no cache)");
+  p.add("overwrite_cache", &d.overwrite_cache, "rebuild the cached features");
   p.add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
   p.add("max_seq_length", &d.max_seq_length, "tokens per feature (question + context window)");
   p.add("pad_to_max_length", &d.pad_to_max_length, "pad every feature to max_seq_length");

@@ -4,7 +4,9 @@
 # committed tests/parquet/data/squad.parquet, written by parquet-wasm); the files land in the Hub cache
 # (datasets--rajpurkar--squad) and a 2-step run trains and evaluates from them; HF_DATASETS_OFFLINE=1 reruns with no
 # request (the fixture has unanswerable rows, hence --version_2_with_negative); `coretrain hub download --repo-type
-# dataset` prefills a cache an offline run uses; an unknown config lists the available one; a dataset without SQuAD's columns names the missing ones.
+# dataset` prefills a cache an offline run uses; an unknown config lists the available one; a dataset without SQuAD's columns names the missing ones;
+# `hub download --revision` takes a commit and refuses a revision the repo lacks in one line; a train split of two
+# Parquet shards trains on both.
 #   qa_dataset_hub_test.sh CORETRAIN_BIN
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,12 +21,15 @@ timeout -k 5 "$LIMIT" "$BIN" qa --demo --max_steps 1 --output_dir "$TMP/demo" --
   --demo_eval_paragraphs 2 > "$TMP/demo.log" 2>&1 || fail "the demo did not write a model" "$TMP/demo.log"
 HUB="$TMP/hub"
 SQ="$HUB/datasets/rajpurkar/squad"
-mkdir -p "$SQ/plain_text" "$HUB/datasets/org/not-squad/data"
+mkdir -p "$SQ/plain_text" "$HUB/datasets/org/not-squad/data" "$HUB/datasets/org/squad-shards/data"
 printf -- '---\nconfigs:\n- config_name: plain_text\n  data_files:\n  - split: train\n    path: plain_text/train-*\n  - split: validation\n    path: plain_text/validation-*\n  default: true\n---\n' > "$SQ/README.md"
 cp "$FIX/squad.parquet" "$SQ/plain_text/train-00000-of-00001.parquet"
 cp "$FIX/squad.parquet" "$SQ/plain_text/validation-00000-of-00001.parquet"
 cp "$FIX/conll.parquet" "$HUB/datasets/org/not-squad/data/train-00000-of-00001.parquet"
 cp "$FIX/conll.parquet" "$HUB/datasets/org/not-squad/data/validation-00000-of-00001.parquet"
+# A train split of two shards (the default data/{split}-NNNNN-of-NNNNN pattern).
+for k in 0 1; do cp "$FIX/squad.parquet" "$HUB/datasets/org/squad-shards/data/train-0000$k-of-00002.parquet"; done
+cp "$FIX/squad.parquet" "$HUB/datasets/org/squad-shards/data/validation-00000-of-00001.parquet"
 
 "$PY" "$HERE/fake_hub.py" "$HUB" "$TMP/port" > "$TMP/hub.log" 2>&1 &
 PIDS="$PIDS $!"
@@ -75,4 +80,22 @@ before=$(requests)
 HF_DATASETS_OFFLINE=1 qa "$TMP/prefilled.log" --dataset_name squad --cache_dir "$TMP/prefill" --output_dir "$TMP/out5" ||
   fail "offline run from a prefilled cache failed" "$TMP/prefilled.log"
 [ "$(requests)" = "$before" ] || fail "the prefilled offline run made requests"
+# --revision pins a dataset download: the commit main resolved to works, a revision the repo lacks is one error line.
+timeout -k 5 "$LIMIT" "$BIN" hub download --repo-type dataset squad --revision "$COMMIT" --cache-dir "$TMP/pinned" \
+  > "$TMP/pinned.out" 2> "$TMP/pinned.log" || fail "hub download --revision $COMMIT failed" "$TMP/pinned.log"
+[ "$(grep -c "datasets--rajpurkar--squad/snapshots/$COMMIT/plain_text/" "$TMP/pinned.out")" = 2 ] \
+  || fail "--revision $COMMIT: $(cat "$TMP/pinned.out")" "$TMP/pinned.log"
+if timeout -k 5 "$LIMIT" "$BIN" hub download --repo-type dataset squad --revision v9 --cache-dir "$TMP/pinned" \
+  > "$TMP/v9.out" 2> "$TMP/v9.log"; then
+  fail "hub download --revision v9 succeeded" "$TMP/v9.log"
+fi
+grep -q "error: .*revision v9 not found" "$TMP/v9.log" && [ "$(grep -c . "$TMP/v9.log")" = 1 ] \
+  || fail "expected one error line naming revision v9" "$TMP/v9.log"
+# A split of several files: their examples one after the other, as datasets concatenates a split's shards.
+qa "$TMP/shards.log" --dataset_name org/squad-shards --output_dir "$TMP/out6" || fail "a 2-shard split failed" "$TMP/shards.log"
+grep -q "train-00000-of-00002.parquet and 1 more file(s): built" "$TMP/shards.log" \
+  || fail "the log does not name the two shards" "$TMP/shards.log"
+[ "$(json "$TMP/out6/train_results.json" 'j["train_samples"]')" = \
+  "$(json "$TMP/out1/train_results.json" 'j["train_samples"] * 2')" ] \
+  || fail "2 shards should give twice the train features of one" "$TMP/shards.log"
 echo "qa_dataset_hub: ok"

@@ -1,5 +1,7 @@
 // Every cell of every fixture (written by parquet-wasm/arrow-rs and hyparquet-writer) against expected.json,
 // plus which page kinds, encodings and codecs each fixture actually exercised.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -34,7 +36,9 @@ ReadStats check_file(const std::string& file) {
       if (!d.empty()) return f->stats();
     }
   }
-  EXPECT_GE(t.names.size(), 5u);
+  // The columns were read (hyparquet's file holds 6 of the flat table's 10; imdb's and wikitext's tables
+  // have 2 and 1).
+  EXPECT_GE(t.names.size(), std::min<size_t>(5, rows.empty() ? 0 : rows[0].size()));
   return f->stats();
 }
 

@@ -18,6 +18,14 @@
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
 #     conll.parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported.
+#   mlm_hub: run_mlm's README command (`--model_name_or_path FacebookAI/roberta-base --dataset_name wikitext
+#     --dataset_config_name wikitext-2-raw-v1`) under mpiexec -n 2, model and data from the fake Hub
+#     (Salesforce/wikitext's configs with the committed wikitext.parquet; a tiny byte-level RoBERTa); then the
+#     same command with HF_HUB_OFFLINE=1 and the server gone: the cached snapshots, every split's features from
+#     the feature cache, the same metrics.
+#   imdb_hub: `classification --dataset_name imdb` (stanfordnlp/imdb's plain_text layout with the committed
+#     imdb.parquet, no validation split: evaluation falls back to test), then with HF_DATASETS_OFFLINE=1 and the
+#     server gone: the same metrics, features from the cache.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../train/ddp_lib.sh"
 CASE=$1
@@ -65,6 +73,34 @@ glue_data() {  # train.csv, dev.csv, test.csv: yes when sentence1 holds "hello" 
         t = w[1 + int(rand() * 8)] " " w[1 + int(rand() * 8)];
         print s "," t "," (lab ? "yes" : "no") } }' > "$TMP/${split%%:*}.csv"
   done
+}
+
+start_hub() {  # the fake Hub over $TMP/hub, HF_ENDPOINT pointing at it, its pid in $HUB_PID
+  "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
+  HUB_PID=$!
+  PIDS="$PIDS $HUB_PID"
+  for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
+  [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
+  export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
+}
+stop_hub() {
+  kill "$HUB_PID" 2>/dev/null || true
+  wait "$HUB_PID" 2>/dev/null || true
+}
+same_metrics() {  # same_metrics A B: every metric of all_results.json A equal in B (timings aside)
+  "$PY" - "$1" "$2" <<'EOF' || fail "$1 and $2 differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+keys = [k for k in a if "runtime" not in k and "per_second" not in k and k != "total_flos"]
+diff = [(k, a[k], b.get(k)) for k in keys if a[k] != b.get(k)]
+if diff:
+    print("differ:", diff)
+sys.exit(1 if diff or len(keys) < 3 else 0)
+EOF
+}
+from_cache() {  # from_cache LOG N: N splits' features read from the feature cache, none built
+  [ "$(grep -c ' features from the cache ' "$1")" = "$2" ] && ! grep -q ': built [0-9]* features in' "$1" \
+    || fail "expected $2 splits from the feature cache and none built" "$1"
 }
 
 case "$CASE" in
@@ -315,6 +351,92 @@ families)
     || fail "deberta config.json: $(cat "$TMP/deberta-out/config.json")"
   [ "$(json "$TMP/modernbert-out/config.json" 'j["architectures"][0]')" = ModernBertForSequenceClassification ] \
     || fail "modernbert config.json: $(cat "$TMP/modernbert-out/config.json")"
+  ;;
+mlm_hub)
+  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
+  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  # FacebookAI/roberta-base in miniature: byte-level BPE (the 256 byte symbols after RoBERTa's specials, no
+  # merges) with model_max_length 64, so run_mlm's default max_seq_length is 64.
+  R="$TMP/hub/FacebookAI/roberta-base"
+  mkdir -p "$R"
+  "$PY" - "$HERE/../text/data/tokenizers/gpt2.json" "$R" "$TMP/rconfig.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+vocab.update({t: i + 4 for t, i in g["model"]["vocab"].items() if i < 256})
+vocab["<mask>"] = 260
+json.dump(vocab, open(sys.argv[2] + "/vocab.json", "w"))
+open(sys.argv[2] + "/merges.txt", "w").write("#version: 0.2\n")
+json.dump({"model_max_length": 64}, open(sys.argv[2] + "/tokenizer_config.json", "w"))
+json.dump({"model_type": "roberta", "vocab_size": 261, "hidden_size": 32, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 66,
+           "type_vocab_size": 1, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2}, open(sys.argv[3], "w"))
+EOF
+  "$TOOL" init "$TMP/rconfig.json" "$R" mlm 7 > "$TMP/init.log" 2>&1 || fail "ct_checkpoint_tool init roberta" "$TMP/init.log"
+  # Salesforce/wikitext as the Hub lays it out: a folder per config; the 103 config's files would not parse.
+  W="$TMP/hub/datasets/Salesforce/wikitext"
+  mkdir -p "$W/wikitext-2-raw-v1" "$W/wikitext-103-raw-v1"
+  {
+    printf -- '---\nconfigs:\n'
+    for c in wikitext-103-raw-v1 wikitext-2-raw-v1; do
+      printf -- '- config_name: %s\n  data_files:\n' "$c"
+      for s in test train validation; do printf -- '  - split: %s\n    path: %s/%s-*\n' "$s" "$c" "$s"; done
+    done
+    printf -- '---\n'
+  } > "$W/README.md"
+  for s in test train validation; do
+    cp "$HERE/../parquet/data/wikitext.parquet" "$W/wikitext-2-raw-v1/$s-00000-of-00001.parquet"
+    echo "not parquet" > "$W/wikitext-103-raw-v1/$s-00000-of-00001.parquet"
+  done
+  start_hub
+  SEED_CMD=(mlm --model_name_or_path FacebookAI/roberta-base --dataset_name wikitext --dataset_config_name
+            wikitext-2-raw-v1 --per_device_train_batch_size 8 --per_device_eval_batch_size 8 --do_train --do_eval)
+  run2 "$TMP/on.log" "${SEED_CMD[@]}" --output_dir "$TMP/test-mlm" || fail "mlm --dataset_name wikitext" "$TMP/on.log" "$TMP/hub.log"
+  json "$TMP/test-mlm/all_results.json" '[j["eval_loss"], j["eval_accuracy"], j["perplexity"]]' > /dev/null \
+    || fail "no mlm metrics" "$TMP/on.log"
+  # The config has a validation split (the same rows here), so nothing is held out of train.
+  [ "$(json "$TMP/test-mlm/all_results.json" 'j["train_samples"] == j["eval_samples"] > 20')" = True ] \
+    || fail "train and validation should give the same chunks: $(cat "$TMP/test-mlm/all_results.json")"
+  ls "$HF_HUB_CACHE"/datasets--Salesforce--wikitext/snapshots/*/wikitext-2-raw-v1/train-00000-of-00001.parquet \
+    > /dev/null 2>&1 || fail "wikitext-2-raw-v1's train split is not in the Hub cache" "$TMP/on.log"
+  grep -q "wikitext" "$TMP/test-mlm/README.md" || fail "the model card does not name wikitext" "$TMP/test-mlm/README.md"
+  [ "$(json "$TMP/test-mlm/config.json" 'j["architectures"][0]')" = RobertaForMaskedLM ] \
+    || fail "config.json: $(cat "$TMP/test-mlm/config.json")"
+  stop_hub
+  HF_HUB_OFFLINE=1 run2 "$TMP/off.log" "${SEED_CMD[@]}" --output_dir "$TMP/test-mlm-offline" \
+    || fail "the offline rerun" "$TMP/off.log"
+  from_cache "$TMP/off.log" 2
+  same_metrics "$TMP/test-mlm/all_results.json" "$TMP/test-mlm-offline/all_results.json"
+  ;;
+imdb_hub)
+  model "$TMP/m" seq-cls
+  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
+  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  # stanfordnlp/imdb's layout: config plain_text, splits train, test and unsupervised (no validation).
+  I="$TMP/hub/datasets/stanfordnlp/imdb"
+  mkdir -p "$I/plain_text"
+  {
+    printf -- '---\nconfigs:\n- config_name: plain_text\n  data_files:\n'
+    for s in train test unsupervised; do printf -- '  - split: %s\n    path: plain_text/%s-*\n' "$s" "$s"; done
+    printf -- '  default: true\n---\n'
+  } > "$I/README.md"
+  for s in train test unsupervised; do cp "$HERE/../parquet/data/imdb.parquet" "$I/plain_text/$s-00000-of-00001.parquet"; done
+  start_hub
+  C=(classification --model_name_or_path "$TMP/m" --dataset_name imdb --text_column_names text --do_train --do_eval
+     --max_seq_length 16 --per_device_train_batch_size 8 --learning_rate 3e-3 --num_train_epochs 3 --seed 3
+     --save_strategy no --disable_tqdm)
+  run "$TMP/on.log" "${C[@]}" --output_dir "$TMP/on" || fail "classification --dataset_name imdb" "$TMP/on.log" "$TMP/hub.log"
+  grep -q "Falling back to test dataset for validation" "$TMP/on.log" || fail "no fallback to the test split" "$TMP/on.log"
+  [ "$(json "$TMP/on/all_results.json" '[j["train_samples"], j["eval_samples"]]')" = "[48, 48]" ] \
+    || fail "train/eval_samples: $(cat "$TMP/on/all_results.json")"
+  [ "$(json "$TMP/on/config.json" 'j["problem_type"] + " " + str(len(j["id2label"]))')" = "single_label_classification 2" ] \
+    || fail "config.json: $(cat "$TMP/on/config.json")"
+  ls "$HF_HUB_CACHE"/datasets--stanfordnlp--imdb/snapshots/*/plain_text/train-00000-of-00001.parquet > /dev/null 2>&1 \
+    || fail "imdb's train split is not in the Hub cache" "$TMP/on.log"
+  stop_hub
+  HF_DATASETS_OFFLINE=1 run "$TMP/off.log" "${C[@]}" --output_dir "$TMP/off" || fail "the offline rerun" "$TMP/off.log"
+  from_cache "$TMP/off.log" 2
+  same_metrics "$TMP/on/all_results.json" "$TMP/off/all_results.json"
   ;;
 *) fail "unknown case $CASE" ;;
 esac

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "data/dataset_table.h"
+#include "tasks/cached_features.h"
 #include "tasks/masked_lm/group_texts.h"
 #include "tasks/masked_lm/masked_lm_split.h"
 #include "tasks/masked_lm/mlm_features.h"
@@ -111,6 +112,7 @@ data::DatasetTable slice_rows(const data::DatasetTable& t, int64_t from, int64_t
   data::DatasetTable out;
   out.features = t.features;
   out.source = t.source + " " + name;
+  out.fingerprint = t.fingerprint.empty() ? std::string() : t.fingerprint + " " + name;
   out.table.names = t.table.names;
   for (const auto& col : t.table.columns)
     out.table.columns.emplace_back(col.begin() + from, col.begin() + to);
@@ -164,10 +166,48 @@ std::vector<std::string> texts_of(const data::DatasetTable& table, const std::st
   return text_column(only, column);
 }
 
-// One split's features: its text column through run_mlm's tokenization (mlm_features.h).
-std::vector<TokenChunk> tokenize_split(const data::DatasetTable& table, const std::string& column,
-                                       bool line_by_line, int64_t max_seq_length, text::HfTokenizer& tok) {
-  return build_mlm_chunks(tok, texts_of(table, column), line_by_line, max_seq_length);
+// One split's features: its texts through run_mlm's tokenization (mlm_features.h).
+std::vector<TokenChunk> tokenize_split(const std::vector<std::string>& texts, bool line_by_line,
+                                       int64_t max_seq_length, text::HfTokenizer& tok) {
+  return build_mlm_chunks(tok, texts, line_by_line, max_seq_length);
+}
+
+// tokenize_split through the split's feature cache (tasks/cached_features.h), keyed by the texts and the two
+// flags that shape the chunks.
+std::vector<TokenChunk> cached_chunks(const SplitCache& cache, const data::DatasetTable& table,
+                                      const std::string& column, bool line_by_line, int64_t max_seq_length,
+                                      text::HfTokenizer& tok) {
+  const std::vector<std::string> texts = texts_of(table, column);
+  Hasher key = feature_key(cache, "mlm-v1");
+  key.u64(line_by_line).u64(static_cast<uint64_t>(max_seq_length)).u64(kMapBatchSize).u64(texts.size());
+  for (const auto& t : texts) key.str(t);
+  return cached_features<std::vector<TokenChunk>>(
+      cache, key.digest(), [&] { return tokenize_split(texts, line_by_line, max_seq_length, tok); },
+      [](const std::vector<TokenChunk>& chunks) {
+        std::vector<std::vector<int32_t>> ids, special;
+        ids.reserve(chunks.size());
+        special.reserve(chunks.size());
+        for (const auto& c : chunks) {
+          ids.push_back(c.input_ids);
+          special.emplace_back(c.special_tokens_mask.begin(), c.special_tokens_mask.end());
+        }
+        data::FeatureColumns c;
+        c.add("input_ids", std::move(ids));
+        c.add("special_tokens_mask", std::move(special));
+        return c;
+      },
+      [](data::FeatureColumns c, const std::string& path) {
+        auto ids = c.take("input_ids", path);
+        auto special = take_rows(c, "special_tokens_mask", ids.size(), path);
+        check_row_lengths(ids, special, "special_tokens_mask", path);
+        std::vector<TokenChunk> chunks(ids.size());
+        for (size_t i = 0; i < ids.size(); ++i) {
+          chunks[i].input_ids = std::move(ids[i]);
+          chunks[i].special_tokens_mask.assign(special[i].begin(), special[i].end());
+        }
+        return chunks;
+      },
+      [](const std::vector<TokenChunk>& chunks) { return static_cast<int64_t>(chunks.size()); });
 }
 
 // tokenizer.mask_token_id: tokenizer_config.json's mask_token (a string or an AddedToken), else the usual
@@ -194,11 +234,12 @@ struct Prepared {
   std::unique_ptr<MaskedLmSplit> split;
 };
 
-std::unique_ptr<Prepared> prepare(const data::DatasetTable& table, const std::string& column,
-                                  int64_t max_samples, const std::string& what, const MlmArguments& a,
-                                  const MaskedLmOptions& o, text::HfTokenizer& tok) {
+std::unique_ptr<Prepared> prepare(const FeatureCache& cache, const data::DatasetTable& table,
+                                  const std::string& column, int64_t max_samples, const std::string& what,
+                                  const MlmArguments& a, const MaskedLmOptions& o, text::HfTokenizer& tok) {
   auto p = std::make_unique<Prepared>();
-  p->chunks = tokenize_split(table, column, a.data.line_by_line, o.max_seq_length, tok);
+  p->chunks =
+      cached_chunks(split_cache(&cache, table), table, column, a.data.line_by_line, o.max_seq_length, tok);
   // select(range(min(len, max_samples))) after grouping, as run_mlm.
   if (max_samples >= 0 && static_cast<int64_t>(p->chunks.size()) > max_samples)
     p->chunks.resize(static_cast<size_t>(max_samples));
@@ -397,9 +438,12 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   o.masking.vocab_size = tokens;
   o.masking.seed = static_cast<uint64_t>(t.seed);
 
+  const FeatureCache cache = make_feature_cache(tok, args.model.cache_dir, d.overwrite_cache, dist);
   std::unique_ptr<Prepared> train_p, eval_p;
-  if (t.do_train) train_p = prepare(*raw.train, column, d.max_train_samples, "--do_train", args, o, tok);
-  if (t.do_eval) eval_p = prepare(*raw.validation, column, d.max_eval_samples, "--do_eval", args, o, tok);
+  if (t.do_train)
+    train_p = prepare(cache, *raw.train, column, d.max_train_samples, "--do_train", args, o, tok);
+  if (t.do_eval)
+    eval_p = prepare(cache, *raw.validation, column, d.max_eval_samples, "--do_eval", args, o, tok);
   raw = {};  // the texts are not needed past tokenization
 
   train::TaskRunner runner(

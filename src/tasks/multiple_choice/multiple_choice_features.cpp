@@ -45,4 +45,40 @@ MultipleChoiceFeatures build_multiple_choice_features(text::HfTokenizer& tokeniz
   return out;
 }
 
+MultipleChoiceFeatures cached_multiple_choice_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                                       const std::vector<MultipleChoiceExample>& examples,
+                                                       int64_t max_seq_length) {
+  Hasher key = feature_key(cache, "multiple-choice-v1");
+  key.u64(static_cast<uint64_t>(max_seq_length)).u64(examples.size());
+  for (const auto& e : examples) {
+    key.str(e.context).str(e.header).u64(e.endings.size());
+    for (const auto& ending : e.endings) key.str(ending);
+    key.u64(static_cast<uint64_t>(e.label));
+  }
+  const size_t n = examples.size();
+  return cached_features<MultipleChoiceFeatures>(
+      cache, key.digest(),
+      [&] { return build_multiple_choice_features(tokenizer, examples, max_seq_length); },
+      [](const MultipleChoiceFeatures& f) {
+        data::FeatureColumns c;
+        c.add("input_ids", f.input_ids);
+        c.add("token_type_ids", f.token_type_ids);
+        c.add("labels", {std::vector<int32_t>(f.labels.begin(), f.labels.end())});
+        return c;
+      },
+      [&](data::FeatureColumns c, const std::string& path) {
+        MultipleChoiceFeatures f;
+        f.num_choices = kSwagNumChoices;
+        f.input_ids = take_rows(c, "input_ids", n * kSwagNumChoices, path);
+        f.token_type_ids = take_rows(c, "token_type_ids", n * kSwagNumChoices, path);
+        check_row_lengths(f.input_ids, f.token_type_ids, "token_type_ids", path);
+        const auto labels = take_rows(c, "labels", 1, path);
+        if (labels[0].size() != n)
+          fail(path, ": corrupt feature cache (", labels[0].size(), " labels for ", n, " examples)");
+        f.labels.assign(labels[0].begin(), labels[0].end());
+        return f;
+      },
+      [](const MultipleChoiceFeatures& f) { return f.size(); });
+}
+
 }  // namespace ct::tasks

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/cached_features.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::tasks {
@@ -41,5 +42,11 @@ struct MultipleChoiceFeatures {
 MultipleChoiceFeatures build_multiple_choice_features(text::HfTokenizer& tokenizer,
                                                       const std::vector<MultipleChoiceExample>& examples,
                                                       int64_t max_seq_length);
+
+// The same through the split's feature cache (tasks/cached_features.h), keyed by the examples and
+// max_seq_length.
+MultipleChoiceFeatures cached_multiple_choice_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                                       const std::vector<MultipleChoiceExample>& examples,
+                                                       int64_t max_seq_length);
 
 }  // namespace ct::tasks

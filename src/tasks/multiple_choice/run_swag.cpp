@@ -100,11 +100,12 @@ struct Prepared {
   int64_t examples = 0;
 };
 
-std::unique_ptr<Prepared> prepare(data::DatasetTable table, int64_t max_samples, text::HfTokenizer& tok,
-                                  const MultipleChoiceOptions& o) {
+std::unique_ptr<Prepared> prepare(const FeatureCache& cache, data::DatasetTable table, int64_t max_samples,
+                                  text::HfTokenizer& tok, const MultipleChoiceOptions& o) {
   table.keep_first(max_samples);  // run_swag selects before map
   auto p = std::make_unique<Prepared>();
-  p->features = build_multiple_choice_features(tok, swag_examples(table), o.max_seq_length);
+  p->features = cached_multiple_choice_features(split_cache(&cache, table), tok, swag_examples(table),
+                                                o.max_seq_length);
   p->examples = table.num_rows();
   p->split = std::make_unique<MultipleChoiceSplit>(p->features, o);
   return p;
@@ -172,9 +173,10 @@ train::RunResult run_swag(SwagArguments args, const std::vector<std::string>& ar
   o.pad_to_max_length = d.pad_to_max_length;
   o.pad_token_id = tok.pad_token_id();
 
+  const FeatureCache cache = make_feature_cache(tok, args.model.cache_dir, d.overwrite_cache, dist);
   std::unique_ptr<Prepared> train_p, eval_p;
-  if (t.do_train) train_p = prepare(std::move(*train_table), d.max_train_samples, tok, o);
-  if (t.do_eval) eval_p = prepare(std::move(*eval_table), d.max_eval_samples, tok, o);
+  if (t.do_train) train_p = prepare(cache, std::move(*train_table), d.max_train_samples, tok, o);
+  if (t.do_eval) eval_p = prepare(cache, std::move(*eval_table), d.max_eval_samples, tok, o);
 
   train::TaskRunner runner(
       t, *model, [&tok](const std::string& dir) { tok.save(dir); }, dist);

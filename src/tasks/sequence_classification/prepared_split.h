@@ -19,9 +19,11 @@ struct PreparedSequences {
   int64_t examples = 0;
 };
 
-// Tokenizes `texts` at options.max_seq_length and builds the split over them with `labels` (class ids) or
-// `float_labels` (regression values, or multi-hot rows), either may be empty.
-std::unique_ptr<PreparedSequences> prepare_sequences(const std::vector<TextPair>& texts,
+// Tokenizes `texts` at options.max_seq_length (or reads their features from `cache`) and builds the split
+// over them with `labels` (class ids) or `float_labels` (regression values, or multi-hot rows), either may be
+// empty.
+std::unique_ptr<PreparedSequences> prepare_sequences(const SplitCache& cache,
+                                                     const std::vector<TextPair>& texts,
                                                      std::vector<int64_t> labels,
                                                      std::vector<float> float_labels,
                                                      text::HfTokenizer& tokenizer,

@@ -214,6 +214,7 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
   o.label_list = label_list;
   o.predict_file_name = "predict_results.txt";
 
+  const FeatureCache cache = make_feature_cache(tok, args.model.cache_dir, d.overwrite_cache, dist);
   const std::vector<std::string> text_columns =
       d.text_column_names.empty() ? std::vector<std::string>{"sentence"} : split_commas(d.text_column_names);
   auto prepare = [&](data::DatasetTable table, int64_t max_samples, bool with_labels, bool shuffle) {
@@ -267,7 +268,8 @@ train::RunResult run_classification(ClassificationArguments args, const std::vec
         }
       }
     }
-    return prepare_sequences(texts, std::move(labels), std::move(float_labels), tok, o);
+    return prepare_sequences(split_cache(&cache, table), texts, std::move(labels), std::move(float_labels),
+                             tok, o);
   };
   std::unique_ptr<PreparedSequences> train_p, eval_p, predict_p;
   if (t.do_train)

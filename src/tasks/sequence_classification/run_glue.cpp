@@ -126,8 +126,8 @@ std::vector<int64_t> label_ids(const GlueArguments& a, const Labels& l, model::M
   return ids;
 }
 
-std::unique_ptr<PreparedSequences> prepare(data::DatasetTable table, int64_t max_samples,
-                                           const TextColumns& cols, const Labels& l,
+std::unique_ptr<PreparedSequences> prepare(const FeatureCache& cache, data::DatasetTable table,
+                                           int64_t max_samples, const TextColumns& cols, const Labels& l,
                                            const std::vector<int64_t>& ids, text::HfTokenizer& tok,
                                            const SequenceClassificationOptions& o, bool with_labels) {
   table.keep_first(max_samples);  // HF selects after map; the first n examples either way
@@ -165,7 +165,8 @@ std::unique_ptr<PreparedSequences> prepare(data::DatasetTable table, int64_t max
       }
     }
   }
-  return prepare_sequences(texts, std::move(labels), std::move(float_labels), tok, o);
+  return prepare_sequences(split_cache(&cache, table), texts, std::move(labels), std::move(float_labels), tok,
+                           o);
 }
 
 }  // namespace
@@ -206,8 +207,9 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   o.task_name = d.task_name;
   o.label_list = labels.names;
 
+  const FeatureCache cache = make_feature_cache(tok, args.model.cache_dir, d.overwrite_cache, dist);
   std::unique_ptr<PreparedSequences> train_p;
-  if (t.do_train) train_p = prepare(train_table, d.max_train_samples, cols, labels, ids, tok, o, true);
+  if (t.do_train) train_p = prepare(cache, train_table, d.max_train_samples, cols, labels, ids, tok, o, true);
   // (split name on the Hub, the task name its metrics and files carry)
   std::vector<std::pair<std::string, std::string>> eval_sets, predict_sets;
   if (mnli) {
@@ -220,7 +222,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
   std::vector<std::unique_ptr<PreparedSequences>> evals, predicts;
   if (t.do_eval)
     for (const auto& [split, task] : eval_sets)
-      evals.push_back(prepare(read_split(src, split, "--validation_file", src.validation_file, dist),
+      evals.push_back(prepare(cache, read_split(src, split, "--validation_file", src.validation_file, dist),
                               d.max_eval_samples, cols, labels, ids, tok, o, true));
   if (t.do_predict) {
     if (!src.hub && src.test_file.empty())
@@ -229,7 +231,7 @@ train::RunResult run_glue(GlueArguments args, const std::vector<std::string>& ar
       SequenceClassificationOptions po = o;
       po.predict_file_name = glue_predict_file_name(task);
       // run_glue removes the label column before predicting.
-      predicts.push_back(prepare(read_split(src, split, "--test_file", src.test_file, dist),
+      predicts.push_back(prepare(cache, read_split(src, split, "--test_file", src.test_file, dist),
                                  d.max_predict_samples, cols, labels, ids, tok, po, false));
     }
   }

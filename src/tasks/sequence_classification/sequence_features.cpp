@@ -29,4 +29,30 @@ SequenceFeatures build_sequence_features(text::HfTokenizer& tokenizer, const std
   return out;
 }
 
+SequenceFeatures cached_sequence_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                          const std::vector<TextPair>& texts, int64_t max_seq_length) {
+  Hasher key = feature_key(cache, "sequence-v1");
+  key.u64(static_cast<uint64_t>(max_seq_length)).u64(texts.size());
+  for (const auto& t : texts) {
+    key.str(t.first).u64(t.second.has_value());
+    if (t.second) key.str(*t.second);
+  }
+  return cached_features<SequenceFeatures>(
+      cache, key.digest(), [&] { return build_sequence_features(tokenizer, texts, max_seq_length); },
+      [](const SequenceFeatures& f) {
+        data::FeatureColumns c;
+        c.add("input_ids", f.input_ids);
+        c.add("token_type_ids", f.token_type_ids);
+        return c;
+      },
+      [&](data::FeatureColumns c, const std::string& path) {
+        SequenceFeatures f;
+        f.input_ids = take_rows(c, "input_ids", texts.size(), path);
+        f.token_type_ids = take_rows(c, "token_type_ids", texts.size(), path);
+        check_row_lengths(f.input_ids, f.token_type_ids, "token_type_ids", path);
+        return f;
+      },
+      [](const SequenceFeatures& f) { return f.size(); });
+}
+
 }  // namespace ct::tasks

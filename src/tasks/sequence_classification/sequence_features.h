@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/cached_features.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::tasks {
@@ -28,5 +29,10 @@ struct SequenceFeatures {
 // not valid UTF-8.
 SequenceFeatures build_sequence_features(text::HfTokenizer& tokenizer, const std::vector<TextPair>& texts,
                                          int64_t max_seq_length);
+
+// The same through the split's feature cache (tasks/cached_features.h), keyed by the texts and
+// max_seq_length.
+SequenceFeatures cached_sequence_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                          const std::vector<TextPair>& texts, int64_t max_seq_length);
 
 }  // namespace ct::tasks

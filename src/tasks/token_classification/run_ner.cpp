@@ -161,6 +161,7 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
   o.label_list = labels.list;
   o.return_entity_level_metrics = d.return_entity_level_metrics;
 
+  const FeatureCache cache = make_feature_cache(tok, args.model.cache_dir, d.overwrite_cache, dist);
   auto prepare = [&](data::DatasetTable table, int64_t max_samples) {
     table.keep_first(max_samples);
     auto p = std::make_unique<Prepared>();
@@ -181,7 +182,8 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
         }
       }
     }
-    p->features = build_token_features(tok, words, word_labels, o.max_seq_length, d.label_all_tokens, b_to_i);
+    p->features = cached_token_features(split_cache(&cache, table), tok, words, word_labels, o.max_seq_length,
+                                        d.label_all_tokens, b_to_i);
     p->examples = table.num_rows();
     p->split = std::make_unique<TokenClassificationSplit>(p->features, o);
     return p;

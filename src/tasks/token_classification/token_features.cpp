@@ -50,4 +50,43 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
   return out;
 }
 
+TokenFeatures cached_token_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                    const std::vector<std::vector<std::string>>& words,
+                                    const std::vector<std::vector<int64_t>>& word_labels,
+                                    int64_t max_seq_length, bool label_all_tokens,
+                                    const std::vector<int64_t>& b_to_i) {
+  Hasher key = feature_key(cache, "token-v1");
+  key.u64(static_cast<uint64_t>(max_seq_length)).u64(label_all_tokens).vec(b_to_i);
+  key.u64(words.size());
+  for (const auto& ws : words) {
+    key.u64(ws.size());
+    for (const auto& w : ws) key.str(w);
+  }
+  key.u64(word_labels.size());
+  for (const auto& l : word_labels) key.vec(l);
+  const size_t n = words.size();
+  return cached_features<TokenFeatures>(
+      cache, key.digest(),
+      [&] {
+        return build_token_features(tokenizer, words, word_labels, max_seq_length, label_all_tokens, b_to_i);
+      },
+      [](const TokenFeatures& f) {
+        data::FeatureColumns c;
+        c.add("input_ids", f.input_ids);
+        c.add("token_type_ids", f.token_type_ids);
+        c.add("labels", f.labels);
+        return c;
+      },
+      [&](data::FeatureColumns c, const std::string& path) {
+        TokenFeatures f;
+        f.input_ids = take_rows(c, "input_ids", n, path);
+        f.token_type_ids = take_rows(c, "token_type_ids", n, path);
+        f.labels = take_rows(c, "labels", word_labels.empty() ? 0 : n, path);
+        check_row_lengths(f.input_ids, f.token_type_ids, "token_type_ids", path);
+        if (!f.labels.empty()) check_row_lengths(f.input_ids, f.labels, "labels", path);
+        return f;
+      },
+      [](const TokenFeatures& f) { return f.size(); });
+}
+
 }  // namespace ct::tasks

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tasks/cached_features.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::tasks {
@@ -30,5 +31,13 @@ TokenFeatures build_token_features(text::HfTokenizer& tokenizer,
 // from_pretrained's keyword arguments run_ner's tokenizer gets for a config.json `model_type`: transformers
 // requires add_prefix_space=True for pre-split words with byte-level BPE (roberta, deberta, gpt2, bloom).
 nlohmann::json split_words_overrides(const std::string& model_type);
+
+// The same through the split's feature cache (tasks/cached_features.h), keyed by the words, their label ids
+// and the three options.
+TokenFeatures cached_token_features(const SplitCache& cache, text::HfTokenizer& tokenizer,
+                                    const std::vector<std::vector<std::string>>& words,
+                                    const std::vector<std::vector<int64_t>>& word_labels,
+                                    int64_t max_seq_length, bool label_all_tokens,
+                                    const std::vector<int64_t>& b_to_i);
 
 }  // namespace ct::tasks

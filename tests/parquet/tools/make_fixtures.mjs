@@ -119,6 +119,34 @@ const conllFeatures = {
   pos_tags: seqOfLabels(posNames), chunk_tags: seqOfLabels(chunkNames), ner_tags: seqOfLabels(nerNames),
 };
 
+// stanfordnlp/imdb's plain_text schema (text, label: ClassLabel neg/pos), in the fixture tokenizer's words:
+// "pos" exactly when the review holds "hello", so a tiny model learns it.
+function imdbTable(n) {
+  const words = ['world', 'cafe', 'resume', 'zurich', 'and', 'the', 'naive', 'istanbul'];
+  const cols = [
+    ['text', new Utf8(), (i) => Array.from({ length: 5 + (i % 4) }, (_, k) => (i % 2 === 1 && k === 2 ? 'hello' : words[(i * 3 + k * 5) % 8])).join(' ')],
+    ['label', new Int64(), (i) => i % 2],
+  ];
+  return materialize(cols, n);
+}
+const imdbFeatures = {
+  text: { dtype: 'string', _type: 'Value' },
+  label: { names: ['neg', 'pos'], _type: 'ClassLabel' },
+};
+
+// Salesforce/wikitext's schema (one text column), its rows as the raw configs hold them: empty rows, " = Title = "
+// headings and paragraphs, each ending in "\n".
+function wikitextTable(n) {
+  const words = ['the', 'hello', 'world', 'cafe', 'resume', 'zurich', 'and', 'naive', 'istanbul'];
+  const cols = [['text', new Utf8(), (i) => {
+    if (i % 4 === 0) return '';
+    if (i % 8 === 1) return ` = ${words[i % 9]} ${words[(i + 4) % 9]} = \n`;
+    return ' ' + Array.from({ length: 6 + (i % 7) }, (_, k) => words[(i + k * k) % 9]).join(' ') + ' . \n';
+  }]];
+  return materialize(cols, n);
+}
+const wikitextFeatures = { text: { dtype: 'string', _type: 'Value' } };
+
 function materialize(cols, n) {
   const rows = Array.from({ length: n }, (_, i) => Object.fromEntries(cols.map(([name, , f]) => [name, f(i)])));
   return { cols, rows };
@@ -185,6 +213,10 @@ write('squad.parquet', 'squad', squadTable(40), (b) => b.setMaxRowGroupSize(16).
   { huggingface: JSON.stringify({ info: { features: squadFeatures } }) });
 write('conll.parquet', 'conll', conllTable(30), (b) => b.setMaxRowGroupSize(1000).setCompression(C.SNAPPY),
   { huggingface: JSON.stringify({ info: { features: conllFeatures } }) });
+write('imdb.parquet', 'imdb', imdbTable(48), (b) => b.setCompression(C.SNAPPY),
+  { huggingface: JSON.stringify({ info: { features: imdbFeatures } }) });
+write('wikitext.parquet', 'wikitext', wikitextTable(120), (b) => b.setCompression(C.SNAPPY),
+  { huggingface: JSON.stringify({ info: { features: wikitextFeatures } }) });
 
 // Second, independent writer (pure JS): its own choice of encodings, snappy, statistics.
 const { parquetWriteBuffer } = await import(require.resolve('hyparquet-writer'));
