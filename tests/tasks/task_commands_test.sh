@@ -8,7 +8,8 @@
 #     with another label count without --ignore_mismatched_sizes).
 #   glue_regression: float labels (a json lines file) train a regression: num_labels 1, eval_mse.
 #   glue_hub: `--task_name MRPC` through the fake Hub (nyu-mll/glue, config mrpc, json lines with ClassLabel names
-#     in the card): the label names reach config.json, mrpc's metrics, predict_results_mrpc.txt, the card.
+#     in the card): the label names reach config.json, mrpc's metrics, predict_results_mrpc.txt, the card; then
+#     offline (HF_HUB_OFFLINE=1, server gone): features from the cache, the same metrics and predictions.
 #   classification: run_classification's multi-label path (list labels under --label_column_name tags, two
 #     --text_column_names joined): micro F1 >= 0.9, problem_type, predict_results.txt with Python lists; the
 #     one-line errors of --metric_name, --label_column_name, --remove_splits and --shuffle_seed;
@@ -17,7 +18,8 @@
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
-#     conll.parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported.
+#     conll.parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported; then
+#     offline (HF_DATASETS_OFFLINE=1, server gone) from the caches with the same metrics.
 #   mlm_hub: run_mlm's README command (`--model_name_or_path FacebookAI/roberta-base --dataset_name wikitext
 #     --dataset_config_name wikitext-2-raw-v1`) under mpiexec -n 2, model and data from the fake Hub
 #     (Salesforce/wikitext's configs with the committed wikitext.parquet; a tiny byte-level RoBERTa); then the
@@ -234,19 +236,20 @@ ner_hub)
   C="$TMP/hub/datasets/eriktks/conll2003/data"
   mkdir -p "$C"
   for s in train validation test; do cp "$HERE/../parquet/data/conll.parquet" "$C/$s-00000-of-00001.parquet"; done
-  "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
-  PIDS="$PIDS $!"
-  for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
-  [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
-  export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
-  run "$TMP/h.log" ner --model_name_or_path "$TMP/m" --dataset_name conll2003 --do_train --do_eval --max_steps 3 \
-    --per_device_train_batch_size 4 --save_strategy no --ignore_mismatched_sizes --return_entity_level_metrics \
-    --output_dir "$TMP/h" || fail "ner --dataset_name conll2003" "$TMP/h.log" "$TMP/hub.log"
+  start_hub
+  C=(ner --model_name_or_path "$TMP/m" --dataset_name conll2003 --do_train --do_eval --max_steps 3
+     --per_device_train_batch_size 4 --save_strategy no --ignore_mismatched_sizes --return_entity_level_metrics)
+  run "$TMP/h.log" "${C[@]}" --output_dir "$TMP/h" || fail "ner --dataset_name conll2003" "$TMP/h.log" "$TMP/hub.log"
   N=$(json "$TMP/h/config.json" 'len(j["id2label"])')
   [ "$N" -gt 2 ] || fail "config.json id2label has $N labels, not conll.parquet's ClassLabel names"
   json "$TMP/h/eval_results.json" 'j["eval_overall_f1"], j["eval_overall_accuracy"]' > /dev/null \
     || fail "no entity-level metrics" "$TMP/h.log"
   grep -q "conll2003" "$TMP/h/README.md" || fail "the model card does not name the dataset" "$TMP/h/README.md"
+  # Offline, the server gone: the splits' files from the Hub cache, their features from the feature cache.
+  stop_hub
+  HF_DATASETS_OFFLINE=1 run "$TMP/off.log" "${C[@]}" --output_dir "$TMP/off" || fail "the offline rerun" "$TMP/off.log"
+  from_cache "$TMP/off.log" 2
+  same_metrics "$TMP/h/all_results.json" "$TMP/off/all_results.json"
   ;;
 glue_hub)
   # The issue's seed-style command, with the model and GLUE both from the fake Hub, under mpiexec -n 2.
@@ -269,14 +272,11 @@ glue_hub)
         printf "{\"sentence1\": \"%s\", \"sentence2\": \"the cafe\", \"label\": %d, \"idx\": %d}\n", s,
           test == "test" ? -1 : lab, i } }' > "$G/mrpc/${split%%:*}.jsonl"
   done
-  "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
-  PIDS="$PIDS $!"
-  for _ in $(seq 100); do [ -f "$TMP/port" ] && break; sleep 0.1; done
-  [ -f "$TMP/port" ] || fail "fake_hub.py did not start" "$TMP/hub.log"
-  export HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$TMP/port")"
-  run2 "$TMP/h.log" glue --model_name_or_path google-bert/bert-base-cased --task_name MRPC --do_train --do_eval \
-    --max_seq_length 128 --per_device_train_batch_size 32 --learning_rate 2e-5 --num_train_epochs 3 \
-    --output_dir "$TMP/h" --no_cuda --ddp_backend ccl --do_predict || fail "glue --task_name mrpc" "$TMP/h.log" "$TMP/hub.log"
+  start_hub
+  C=(glue --model_name_or_path google-bert/bert-base-cased --task_name MRPC --do_train --do_eval --max_seq_length 128
+     --per_device_train_batch_size 32 --learning_rate 2e-5 --num_train_epochs 3 --no_cuda --ddp_backend ccl
+     --do_predict)
+  run2 "$TMP/h.log" "${C[@]}" --output_dir "$TMP/h" || fail "glue --task_name mrpc" "$TMP/h.log" "$TMP/hub.log"
   [ "$(json "$TMP/h/trainer_state.json" 'j["global_step"]')" = 12 ] || fail "expected 3 epochs of 4 steps" "$TMP/h.log"
   [ "$(json "$TMP/h/config.json" 'j["id2label"]["0"] + " " + j["id2label"]["1"] + " " + j["finetuning_task"]')" = \
     "not_equivalent equivalent mrpc" ] || fail "config.json: $(cat "$TMP/h/config.json")"
@@ -286,6 +286,12 @@ glue_hub)
     || fail "predict_results_mrpc.txt" "$TMP/h/predict_results_mrpc.txt"
   grep -q "dataset:" "$TMP/h/README.md" && grep -q "GLUE MRPC" "$TMP/h/README.md" \
     || fail "the model card does not name GLUE MRPC" "$TMP/h/README.md"
+  # Offline (model and data), the server gone: the same run from the Hub cache and the feature cache.
+  stop_hub
+  HF_HUB_OFFLINE=1 run2 "$TMP/off.log" "${C[@]}" --output_dir "$TMP/off" || fail "the offline rerun" "$TMP/off.log"
+  from_cache "$TMP/off.log" 3
+  same_metrics "$TMP/h/all_results.json" "$TMP/off/all_results.json"
+  cmp "$TMP/h/predict_results_mrpc.txt" "$TMP/off/predict_results_mrpc.txt" || fail "offline predictions differ"
   ;;
 classification)
   model "$TMP/m" seq-cls
