@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "pipeline_golden.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::text {
@@ -19,39 +20,10 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kData = CORETRAIN_TEST_DATA;
-
-json encoding_json(const Encoding& e, bool with_tokens) {
-  json o;
-  o["ids"] = e.ids;
-  o["type_ids"] = e.type_ids;
-  json offs = json::array();
-  for (auto [b, en] : e.offsets) offs.push_back({b, en});
-  o["offsets"] = offs;
-  o["special"] = e.special_tokens_mask;
-  o["words"] = e.word_ids;
-  o["seq"] = e.sequence_ids();
-  o["attn"] = e.attention_mask;
-  if (with_tokens) o["tokens"] = e.tokens;
-  if (!e.overflowing.empty()) {
-    json over = json::array();
-    for (const auto& x : e.overflowing) over.push_back(encoding_json(x, with_tokens));
-    o["overflowing"] = over;
-  }
-  return o;
-}
-
-HfTokenizer load_variant(const json& g) {
-  json j = json::parse(fs::read_file(kData + "/tokenizers/" + g["base"].get<std::string>()));
-  if (g.contains("set")) {
-    for (auto it = g["set"].begin(); it != g["set"].end(); ++it) j[it.key()] = it.value();
-  }
-  if (g.contains("model_set")) {
-    for (auto it = g["model_set"].begin(); it != g["model_set"].end(); ++it)
-      j["model"][it.key()] = it.value();
-  }
-  return HfTokenizer::from_json(j, g["name"].get<std::string>());
-}
+using golden::encoding_json;
+using golden::kData;
+using golden::load_variant;
+using golden::truncation_params;
 
 class PipelineGolden : public ::testing::TestWithParam<const char*> {};
 
@@ -76,11 +48,7 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
   }
   for (const auto& t : g["truncated"]) {
     const std::string& text = strings[t["i"].get<size_t>()];
-    TruncationParams tp;
-    tp.max_length = t["max_length"].get<size_t>();
-    tp.stride = t["stride"].get<size_t>();
-    tp.left = t["left"].get<bool>();
-    tok.set_truncation(tp);
+    tok.set_truncation(truncation_params(t));
     const json got = encoding_json(tok.encode(text, true, OffsetUnit::kChar), true);
     if (got != t["enc"] && ++bad <= 5) {
       ADD_FAILURE() << GetParam() << " truncated single " << json(text).dump() << "\n got " << got.dump()
@@ -112,15 +80,7 @@ TEST_P(PipelineGolden, EveryFieldEqualsHf) {
       }
     }
     const json& t = p["trunc"];
-    TruncationParams tp;
-    tp.max_length = t["max_length"].get<size_t>();
-    tp.stride = t["stride"].get<size_t>();
-    const std::string strategy = t["strategy"].get<std::string>();
-    tp.strategy = strategy == "OnlyFirst"    ? TruncationStrategy::kOnlyFirst
-                  : strategy == "OnlySecond" ? TruncationStrategy::kOnlySecond
-                                             : TruncationStrategy::kLongestFirst;
-    tp.left = t["left"].get<bool>();
-    tok.set_truncation(tp);
+    tok.set_truncation(truncation_params(t));
     if (t.contains("error")) {
       EXPECT_THROW(tok.encode_pair(a, b, true, OffsetUnit::kChar), ct::Error) << t["error"];
       continue;

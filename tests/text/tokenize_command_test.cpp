@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/fs.h"
+#include "pipeline_golden.h"
 
 namespace {
 
@@ -63,6 +67,54 @@ TEST(TokenizeCommand, WindowsPaddingAndDecode) {
   out = run("tokenize --tokenizer_name " + kTok + " --decode", "[2, 349, 350, 3]\n", rc);
   ASSERT_EQ(rc, 0);
   EXPECT_EQ(out.at(0), "\"hello world\"");
+}
+
+// run_ner's path from the command line: a RoBERTa folder (the `roberta` golden variant: no prefix space) with
+// --add_prefix_space and --is_split_into_words gives HF's encodings of the `roberta_ner` variant, which is
+// that tokenizer as RobertaTokenizerFast.from_pretrained(add_prefix_space=True) rebuilds it
+// (tools/make_words_golden.js).
+TEST(TokenizeCommand, SplitWordsWithAddPrefixSpaceEqualHf) {
+  using ct::text::golden::kData;
+  const json lists = json::parse(ct::fs::read_file(kData + "/words_golden/word_lists.json"));
+  const json g = json::parse(ct::fs::read_file(kData + "/words_golden/roberta_ner.json"));
+  const std::string dir = testing::TempDir() + "tokenize_command_roberta";
+  std::filesystem::create_directories(dir);
+  const json roberta = json::parse(ct::fs::read_file(kData + "/pipeline_golden/roberta.json"));
+  ct::fs::write_file_atomic(dir + "/tokenizer.json", ct::text::golden::variant_json(roberta).dump());
+  ct::fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"tokenizer_class": "RobertaTokenizer"})");
+  std::string input;
+  std::vector<json> want;
+  for (size_t k = 0; k < g["singles"].size(); k += 3) {
+    input += json{{"text", lists[g["singles"][k][0].get<size_t>()]}}.dump() + "\n";
+    want.push_back(g["singles"][k][1]);
+  }
+  for (const auto& p : g["pairs"]) {
+    input +=
+        json{{"text", lists[p["a"].get<size_t>()]}, {"text_pair", lists[p["b"].get<size_t>()]}}.dump() + "\n";
+    want.push_back(p["full"]);
+  }
+  int rc = 0;
+  const auto out =
+      run("tokenize --tokenizer_name " + dir + " --add_prefix_space --is_split_into_words", input, rc);
+  ASSERT_EQ(rc, 0) << (out.empty() ? "" : out[0]);
+  ASSERT_EQ(out.size(), want.size());
+  auto nullable = [](const json& v) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back(x.get<int>() < 0 ? json(nullptr) : x);
+    return a;
+  };
+  for (size_t i = 0; i < want.size(); ++i) {
+    const json got = json::parse(out[i]), &w = want[i];
+    const json expect = {{"ids", w["ids"]},
+                         {"type_ids", w["type_ids"]},
+                         {"tokens", w["tokens"]},
+                         {"offsets", w["offsets"]},
+                         {"attention_mask", w["attn"]},
+                         {"special_tokens_mask", w["special"]},
+                         {"word_ids", nullable(w["words"])},
+                         {"sequence_ids", nullable(w["seq"])}};
+    EXPECT_EQ(got, expect) << "line " << i + 1;
+  }
 }
 
 TEST(TokenizeCommand, BadInputIsOneLineError) {
