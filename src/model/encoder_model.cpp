@@ -373,9 +373,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
   bf.T = T;
   bf.N = N;
   bf.cu = std::move(cu);
-  bf.row_pos.clear();
-  for (int64_t b = 0; b + 1 < static_cast<int64_t>(bf.cu.size()); ++b)
-    for (int64_t i = bf.cu[b]; i < bf.cu[b + 1]; ++i) bf.row_pos.push_back(b * T + i - bf.cu[b]);
+  padded_row_positions(bf.row_pos, bf.cu, T);
   const bool distil = config_.is_distilbert();
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
