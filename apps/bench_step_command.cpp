@@ -34,6 +34,14 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Minor page faults so far: a steady-state step that maps fresh memory (buffers freed and allocated again,
+// returned to the kernel by malloc) shows here as thousands per step, independent of the machine's load.
+int64_t minor_faults() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_minflt);
+}
+
 int run_bench_step(int argc, char** argv) {
   CLI::App app{"Time encoder training steps (forward, backward, clip, AdamW) on random tokens",
                "coretrain bench step"};
@@ -217,8 +225,10 @@ int run_bench_step(int argc, char** argv) {
 
   std::vector<double> times;
   float loss = 0.0f;
+  int64_t faults = 0;  // over the timed steps
   for (int s = 0; s < warmup + steps; ++s) {
     using clock = std::chrono::steady_clock;
+    const int64_t faults0 = minor_faults();
     const auto t0 = clock::now();
     loss = model.forward(bt, ct::model::StepOptions{true, seed, static_cast<uint64_t>(s), {}});
     const auto t1 = clock::now();
@@ -230,14 +240,20 @@ int run_bench_step(int argc, char** argv) {
                             ranges, hyper, s + 1, model.low_precision_weights());
     model.mark_weights_changed(/*low_precision_written=*/model.low_precision_weights() != nullptr);
     const auto t3 = clock::now();
+    const int64_t step_faults = minor_faults() - faults0;
     auto ms = [](clock::time_point a, clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
     const double sec = ms(t0, t3) / 1e3;
-    std::printf("  step %d%s: %.1f ms (forward %.1f, backward %.1f, clip+AdamW %.1f), loss %.4f\n", s,
-                s < warmup ? " (warm-up)" : "", sec * 1e3, ms(t0, t1), ms(t1, t2), ms(t2, t3), loss);
+    std::printf(
+        "  step %d%s: %.1f ms (forward %.1f, backward %.1f, clip+AdamW %.1f), loss %.4f, %lld minor faults\n",
+        s, s < warmup ? " (warm-up)" : "", sec * 1e3, ms(t0, t1), ms(t1, t2), ms(t2, t3), loss,
+        static_cast<long long>(step_faults));
     std::fflush(stdout);
-    if (s >= warmup) times.push_back(sec);
+    if (s >= warmup) {
+      times.push_back(sec);
+      faults += step_faults;
+    }
   }
   double total = 0;
   for (double t : times) total += t;
@@ -249,22 +265,24 @@ int run_bench_step(int argc, char** argv) {
   const double model_flops =
       3.0 * ct::model::forward_matmul_flops(c, row_len, head, projected);  // real tokens
   const double achieved = model_flops / sec_per_step / 1e9;
+  const double faults_per_step = static_cast<double>(faults) / static_cast<double>(times.size());
   const double rss_mb = peak_rss_mb();  // before the peak probe allocates its own matrices
   // The peak of the model's biggest matmul shape (FFN: [B*T, H] x [H, I]) right now, in the run's precision.
   const double peak = ct::kernels::measure_matmul_gflops(
       ct::kernels::peak_dtype(ran_bf16 ? ct::DType::bf16 : ct::DType::f32), N, intermediate, hidden, 5);
   std::printf(
       "samples/s %.3f  real tokens/s %.0f  ms/step %.1f  model GFLOP/s %.1f  matmul peak %.1f GFLOP/s  MFU "
-      "%.1f%% (real tokens)  peak RSS %.0f MB\n",
+      "%.1f%% (real tokens)  peak RSS %.0f MB  minor faults/step %.0f\n",
       samples_per_s, static_cast<double>(real_tokens) / sec_per_step, sec_per_step * 1e3, achieved, peak,
-      100.0 * achieved / peak, rss_mb);
+      100.0 * achieved / peak, rss_mb, faults_per_step);
   std::printf(
       "json: {\"samples_per_s\": %.4f, \"ms_per_step\": %.2f, \"model_gflops\": %.2f, \"peak_gflops\": %.2f, "
-      "\"mfu\": %.4f, \"peak_rss_mb\": %.1f, \"precision\": \"%s\", \"threads\": %d, \"loss\": %.5f, "
+      "\"mfu\": %.4f, \"peak_rss_mb\": %.1f, \"minor_faults_per_step\": %.1f, \"precision\": \"%s\", "
+      "\"threads\": %d, \"loss\": %.5f, "
       "\"real_tokens\": %lld, \"padded_tokens\": %lld, \"packed\": %s}\n",
-      samples_per_s, sec_per_step * 1e3, achieved, peak, achieved / peak, rss_mb, ran_bf16 ? "bf16" : "f32",
-      ct::num_threads(), loss, static_cast<long long>(real_tokens), static_cast<long long>(N),
-      packed ? "true" : "false");
+      samples_per_s, sec_per_step * 1e3, achieved, peak, achieved / peak, rss_mb, faults_per_step,
+      ran_bf16 ? "bf16" : "f32", ct::num_threads(), loss, static_cast<long long>(real_tokens),
+      static_cast<long long>(N), packed ? "true" : "false");
   return 0;
 }
 

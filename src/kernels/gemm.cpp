@@ -15,6 +15,7 @@
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/tensor.h"
 #include "kernels/cpu_features.h"
 
 namespace ct::kernels {
@@ -39,9 +40,30 @@ Runtime& runtime() {
 
 struct Entry {
   dnnl::matmul prim;
-  dnnl::memory a, b, c, bias, residual;
+  dnnl::memory a, b, c, bias, residual, scratch;
+  int64_t scratch_bytes = 0;
   std::mutex mu;  // memory objects carry the data handles of the call in flight
 };
+
+// oneDNN's library-managed scratchpad (the brgemm kernels' packed operand blocks: megabytes at BERT-base
+// shapes) is allocated and freed inside every execute; glibc then hands such blocks back to the kernel and
+// maps them afresh, a page fault per 4 KiB, whenever they outgrow its heap thresholds (any block over 32 MiB,
+// or after a trim). Each calling thread keeps one scratchpad instead, grown to the largest a product has
+// asked for and reused by every later one.
+struct Scratchpad {
+  std::shared_ptr<void> mem;
+  int64_t bytes = 0;
+  void* get(int64_t need) {
+    if (need > bytes) {
+      mem.reset();  // the old block first: peak memory holds one
+      mem = aligned_alloc_shared(need);
+      bytes = need;
+    }
+    return mem.get();
+  }
+};
+
+thread_local Scratchpad t_scratchpad;
 
 struct Cache {
   std::mutex mu;
@@ -158,6 +180,7 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
   dnnl::memory::desc bias_md;
   if (g.bias) bias_md = dnnl::memory::desc(Dims{1, 1, 1, g.N}, DT::f32, Dims{g.N, g.N, g.N, 1});
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
   dnnl::memory::desc residual_md;
   if (g.residual) residual_md = make_md(DType::f32, 1, 1, g.M, g.N, l.ldc, 1, g.M * l.ldc, g.M * l.ldc);
@@ -173,6 +196,9 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
     auto desc = g.bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
     dnnl::matmul::primitive_desc pd(desc, attr, rt.engine);
     entry->prim = dnnl::matmul(pd);
+    const dnnl::memory::desc scratch_md = pd.scratchpad_desc();
+    entry->scratch_bytes = static_cast<int64_t>(scratch_md.get_size());
+    if (entry->scratch_bytes > 0) entry->scratch = dnnl::memory(scratch_md, rt.engine, DNNL_MEMORY_NONE);
   } catch (const dnnl::error& e) {
     const bool no_bf16 = (g.a_type == DType::bf16 || g.c_type == DType::bf16) && !bf16_matmul_supported();
     fail(
@@ -504,6 +530,10 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     e.residual.set_data_handle(const_cast<float*>(g.residual));
     const int post_op = (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0);
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, e.residual);
+  }
+  if (e.scratch_bytes > 0) {
+    e.scratch.set_data_handle(t_scratchpad.get(e.scratch_bytes));
+    args.emplace(DNNL_ARG_SCRATCHPAD, e.scratch);
   }
   e.prim.execute(rt.stream, args);
   rt.stream.wait();

@@ -104,7 +104,8 @@ struct EncoderModel::DebertaState {
     std::vector<float> res2, mean2, rstd2;
   };
   int64_t B = 0, T = 0, N = 0;
-  std::vector<int64_t> cu;  // packed: sequence b is rows [cu[b], cu[b + 1]); empty padded
+  std::vector<int64_t> cu;       // packed: sequence b is rows [cu[b], cu[b + 1]); empty padded
+  std::vector<int64_t> row_pos;  // packed: token row r's row in the padded layout (its dropout counters)
   bool have_forward = false;
   bool kept = false;  // the last forward kept every layer's activations
   StepOptions opts;
@@ -187,6 +188,8 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
   s.T = T;
   s.cu = std::move(cu);
   const bool packed = !s.cu.empty();
+  padded_row_positions(s.row_pos, s.cu, T);
+  const int64_t* row_pos = packed ? s.row_pos.data() : nullptr;
   const int64_t N = packed ? s.cu[B] : B * T;
   s.N = N;
   s.opts = options;
@@ -432,13 +435,12 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     a.res1.resize(static_cast<size_t>(N * H));
     kernels::linear_forward(s.dres.data(), DType::f32, a.ctx.mm(lowp), weight(lo.attn_out_w),
                             P + lo.attn_out_b, N, H, H, dt);
-    apply_dropout_rows(s.dres.data(), nullptr, s.dres.data(), N, H, T, s.cu, site(p_hidden, sid + 1));
-    add_into(a.res1.data(), s.dres.data(), x.f.data(), N * H);
     a.mean1.resize(static_cast<size_t>(N));
     a.rstd1.resize(static_cast<size_t>(N));
     a.h1.resize(N * H, lowp);
-    kernels::layernorm_forward(a.h1.f.data(), lowp ? a.h1.b.data() : nullptr, a.mean1.data(), a.rstd1.data(),
-                               a.res1.data(), P + lo.ln1_w, P + lo.ln1_b, N, H, eps);
+    kernels::dropout_residual_layernorm_forward(
+        a.res1.data(), a.h1.f.data(), lowp ? a.h1.b.data() : nullptr, a.mean1.data(), a.rstd1.data(),
+        s.dres.data(), x.f.data(), P + lo.ln1_w, P + lo.ln1_b, N, H, eps, site(p_hidden, sid + 1), row_pos);
     a.inter.resize(static_cast<size_t>(N * I));
     kernels::linear_forward(a.inter.data(), DType::f32, a.h1.mm(lowp), weight(lo.ffn_in_w), P + lo.ffn_in_b,
                             N, H, I, dt);
@@ -447,12 +449,12 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     a.res2.resize(static_cast<size_t>(N * H));
     kernels::linear_forward(s.dres.data(), DType::f32, a.act.mm(lowp), weight(lo.ffn_out_w), P + lo.ffn_out_b,
                             N, I, H, dt);
-    apply_dropout_rows(s.dres.data(), nullptr, s.dres.data(), N, H, T, s.cu, site(p_hidden, sid + 2));
-    add_into(a.res2.data(), s.dres.data(), a.h1.f.data(), N * H);
     a.mean2.resize(static_cast<size_t>(N));
     a.rstd2.resize(static_cast<size_t>(N));
-    kernels::layernorm_forward(next.f.data(), lowp ? next.b.data() : nullptr, a.mean2.data(), a.rstd2.data(),
-                               a.res2.data(), P + lo.ln2_w, P + lo.ln2_b, N, H, eps);
+    kernels::dropout_residual_layernorm_forward(a.res2.data(), next.f.data(), lowp ? next.b.data() : nullptr,
+                                                a.mean2.data(), a.rstd2.data(), s.dres.data(), a.h1.f.data(),
+                                                P + lo.ln2_w, P + lo.ln2_b, N, H, eps,
+                                                site(p_hidden, sid + 2), row_pos);
   }
 
   HeadPass pass = head_pass(options, 1.0f, false);
@@ -473,6 +475,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
   const bool lowp = dt == DType::bf16;
   const kernels::Activation act = kernels::activation_from_name(c.hidden_act);
   const StepOptions& options = s.opts;
+  const int64_t* row_pos = s.cu.empty() ? nullptr : s.row_pos.data();
   // Embedding dropout (site 0) acts on H-wide rows here, after embed_proj, not E-wide ones as in ELECTRA.
   auto site = [&](double p, uint64_t id) {
     kernels::DropoutSite st = dropout_site(options, p, id, T);
@@ -555,11 +558,10 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     if (lo.pos_query_w >= 0) prepare(lo.pos_query_w, lo.pos_query_b + H);
 
     // LN2, FFN.
-    kernels::layernorm_backward(s.dres.data(), G + lo.ln2_w, G + lo.ln2_b, s.dx.data(), a.res2.data(),
-                                P + lo.ln2_w, a.mean2.data(), a.rstd2.data(), N, H, false);
-    copy_f32(s.dx.data(), s.dres.data(), N * H);  // the residual branch into h1
-    apply_dropout_rows(s.dres.data(), lowp ? s.dres_b.data() : nullptr, s.dres.data(), N, H, T, s.cu,
-                       site(p_hidden, sid + 2));
+    // s.dx becomes the residual branch's gradient (into h1), s.dres the FFN output's.
+    kernels::dropout_residual_layernorm_backward(
+        s.dx.data(), s.dres.data(), lowp ? s.dres_b.data() : nullptr, G + lo.ln2_w, G + lo.ln2_b, s.dx.data(),
+        a.res2.data(), P + lo.ln2_w, a.mean2.data(), a.rstd2.data(), N, H, site(p_hidden, sid + 2), row_pos);
     linear_backward_input(s.dact.data(), mm(s.dres, s.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, s.dres.data(), mm(s.dres, s.dres_b),
                            a.act.mm(lowp), N, I, H, dt, accumulate);
@@ -571,11 +573,9 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
                            a.h1.mm(lowp), N, H, I, dt, accumulate);
 
     // LN1, attention output.
-    kernels::layernorm_backward(s.dres.data(), G + lo.ln1_w, G + lo.ln1_b, s.dx.data(), a.res1.data(),
-                                P + lo.ln1_w, a.mean1.data(), a.rstd1.data(), N, H, false);
-    copy_f32(s.dx.data(), s.dres.data(), N * H);  // the residual branch into the layer input
-    apply_dropout_rows(s.dres.data(), lowp ? s.dres_b.data() : nullptr, s.dres.data(), N, H, T, s.cu,
-                       site(p_hidden, sid + 1));
+    kernels::dropout_residual_layernorm_backward(
+        s.dx.data(), s.dres.data(), lowp ? s.dres_b.data() : nullptr, G + lo.ln1_w, G + lo.ln1_b, s.dx.data(),
+        a.res1.data(), P + lo.ln1_w, a.mean1.data(), a.rstd1.data(), N, H, site(p_hidden, sid + 1), row_pos);
     linear_backward_input(s.dctx.data(), mm(s.dres, s.dres_b), weight(lo.attn_out_w), N, H, H, dt);
     linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, s.dres.data(), mm(s.dres, s.dres_b),
                            a.ctx.mm(lowp), N, H, H, dt, accumulate);

@@ -60,12 +60,13 @@ struct EncoderModel::Buffers {
   float* emb_rstd = nullptr;
   float* emb_out =
       nullptr;  // [N, E] ELECTRA: embeddings after LayerNorm and dropout (f32), projected to X(0)
-  char* emb_out_mm = nullptr;  // the same as the projection's operand (run precision)
-  float* demb = nullptr;       // [N, E] ELECTRA: gradient of emb_out
-  float* demb_sum = nullptr;   // [N, E] ELECTRA: gradient of emb_sum
-  float* mask = nullptr;       // [B, T] 0/1
-  int64_t N = 0;               // token rows of the last forward
-  std::vector<int64_t> cu;     // packed: sequence b is rows [cu[b], cu[b + 1]); empty when padded
+  char* emb_out_mm = nullptr;    // the same as the projection's operand (run precision)
+  float* demb = nullptr;         // [N, E] ELECTRA: gradient of emb_out
+  float* demb_sum = nullptr;     // [N, E] ELECTRA: gradient of emb_sum
+  float* mask = nullptr;         // [B, T] 0/1
+  int64_t N = 0;                 // token rows of the last forward
+  std::vector<int64_t> cu;       // packed: sequence b is rows [cu[b], cu[b + 1]); empty when padded
+  std::vector<int64_t> row_pos;  // packed: token row r's row b * T + t in the padded layout (its dropout)
   // Scratch shared by forward (as temporaries) and backward (as gradients).
   float *dx = nullptr, *dres = nullptr, *dctx = nullptr, *dact = nullptr, *dinter = nullptr, *dqkv = nullptr;
   bf16 *dres_b = nullptr, *dinter_b = nullptr, *dqkv_b = nullptr;
@@ -372,6 +373,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
   bf.T = T;
   bf.N = N;
   bf.cu = std::move(cu);
+  padded_row_positions(bf.row_pos, bf.cu, T);
   const bool distil = config_.is_distilbert();
   const DType dt = precision_ == Precision::bf16 ? DType::bf16 : DType::f32;
   const bool lowp = dt == DType::bf16;
@@ -402,6 +404,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     }
   }
   const float* mask = bf.has_mask ? bf.mask : nullptr;
+  const int64_t* row_pos = packed ? bf.row_pos.data() : nullptr;
   // RoBERTa: padding_idx + the running count of non-pad tokens (pads stay at padding_idx), per sequence.
   bf.pos_ids.clear();
   if (roberta_positions) {
@@ -475,13 +478,14 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     if (distil || site(p_hidden, sid + 1).p == 0.0f) {
       kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, xf(l), N, H,
                                        H, dt);
+      kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
+                                 eps);
     } else {
       kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
-      drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 1));
-      add_into(a.res1, tmp, xf(l), N * H);
+      kernels::dropout_residual_layernorm_forward(a.res1, h1f, as_bf(a.h1), a.mean1, a.rstd1, tmp, xf(l),
+                                                  P + lo.ln1_w, P + lo.ln1_b, N, H, eps,
+                                                  site(p_hidden, sid + 1), row_pos);
     }
-    kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
-                               eps);
 
     if (keep) {  // backward reads the pre-activation
       kernels::linear_forward(a.inter, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
@@ -497,13 +501,14 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     if (site(p_hidden, sid + 2).p == 0.0f) {
       kernels::linear_residual_forward(a.res2, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, h1f, N, I, H,
                                        dt);
+      kernels::layernorm_forward(xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
+                                 P + lo.ln2_b, N, H, eps);
     } else {
       kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
-      drop_rows(tmp, nullptr, tmp, site(p_hidden, sid + 2));
-      add_into(a.res2, tmp, h1f, N * H);
+      kernels::dropout_residual_layernorm_forward(a.res2, xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, tmp,
+                                                  h1f, P + lo.ln2_w, P + lo.ln2_b, N, H, eps,
+                                                  site(p_hidden, sid + 2), row_pos);
     }
-    kernels::layernorm_forward(xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
-                               P + lo.ln2_b, N, H, eps);
   }
 
   HeadPass pass = head_pass(options, 1.0f, false);
@@ -574,6 +579,7 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
   const int64_t B = bf.B, T = bf.T, N = bf.N, H = config_.hidden_size, I = config_.intermediate_size;
   const int64_t E = config_.embedding_width();
   const bool packed = !bf.cu.empty();
+  const int64_t* row_pos = packed ? bf.row_pos.data() : nullptr;
   auto drop_rows = [&](float* out, bf16* out_b, const float* inp, const kernels::DropoutSite& st) {
     apply_dropout_rows(out, out_b, inp, N, H, T, bf.cu, st);
   };
@@ -628,12 +634,11 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
     prepare_layer(lo);
 
-    zero_f32(bf.dres, N * H);
-    kernels::layernorm_backward(bf.dres, G + lo.ln2_w, G + lo.ln2_b, bf.dx, a.res2, P + lo.ln2_w, a.mean2,
-                                a.rstd2, N, H);
+    // bf.dx becomes the residual branch's gradient (into h1), bf.dres the FFN output's.
+    kernels::dropout_residual_layernorm_backward(bf.dx, bf.dres, bf.dres_b, G + lo.ln2_w, G + lo.ln2_b, bf.dx,
+                                                 a.res2, P + lo.ln2_w, a.mean2, a.rstd2, N, H,
+                                                 site(p_hidden, sid + 2), row_pos);
     report(lo.ln2_w, lo.end);
-    copy_f32(bf.dx, bf.dres, N * H);  // residual branch into h1
-    drop_rows(bf.dres, bf.dres_b, bf.dres, site(p_hidden, sid + 2));
     linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, N, I,
                            H, dt, accumulate);
@@ -651,15 +656,11 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
                            H, I, dt, accumulate);
     report(lo.ffn_in_w, lo.ffn_out_w);
 
-    zero_f32(bf.dres, N * H);
-    kernels::layernorm_backward(bf.dres, G + lo.ln1_w, G + lo.ln1_b, bf.dx, a.res1, P + lo.ln1_w, a.mean1,
-                                a.rstd1, N, H);
+    // DistilBERT's attention output has no dropout.
+    kernels::dropout_residual_layernorm_backward(
+        bf.dx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, bf.dx, a.res1, P + lo.ln1_w, a.mean1, a.rstd1,
+        N, H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), row_pos);
     report(lo.ln1_w, lo.ffn_in_w);
-    copy_f32(bf.dx, bf.dres, N * H);  // residual branch into the layer input
-    if (!distil)
-      drop_rows(bf.dres, bf.dres_b, bf.dres, site(p_hidden, sid + 1));
-    else if (lowp)
-      to_bf16(bf.dres_b, bf.dres, N * H);
     linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), N, H, H, dt);
     linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx, N, H,
                            H, dt, accumulate);

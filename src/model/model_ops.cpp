@@ -40,6 +40,12 @@ void apply_dropout(float* out, bf16* out_b, const float* inp, int64_t n, const k
   if (out_b) to_bf16(out_b, out, n);
 }
 
+void padded_row_positions(std::vector<int64_t>& rows, const std::vector<int64_t>& cu, int64_t T) {
+  rows.clear();
+  for (size_t b = 0; b + 1 < cu.size(); ++b)
+    for (int64_t i = cu[b]; i < cu[b + 1]; ++i) rows.push_back(static_cast<int64_t>(b) * T + i - cu[b]);
+}
+
 void apply_dropout_rows(float* out, bf16* out_b, const float* inp, int64_t N, int64_t width, int64_t T,
                         const std::vector<int64_t>& cu, const kernels::DropoutSite& site) {
   if (cu.empty() || site.p == 0.0f) {

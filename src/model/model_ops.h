@@ -21,6 +21,10 @@ void to_bf16(bf16* dst, const float* src, int64_t n);
 // same call on a gradient is the dropout backward.
 void apply_dropout(float* out, bf16* out_b, const float* inp, int64_t n, const kernels::DropoutSite& site);
 
+// rows[r] = b * T + t for token row r, position t of packed sequence b (cu as apply_dropout_rows takes it):
+// the row the token has in the padded layout, whose dropout counters it draws. Empty when cu is (padded).
+void padded_row_positions(std::vector<int64_t>& rows, const std::vector<int64_t>& cu, int64_t T);
+
 // Dropout over [N, width] token rows. Padded (cu empty): one call. Packed: one call per sequence, drawing the
 // counters its rows have in the padded [B, T, width] layout (row streams: sequence b's own stream).
 void apply_dropout_rows(float* out, bf16* out_b, const float* inp, int64_t N, int64_t width, int64_t T,

@@ -1,6 +1,6 @@
 // `coretrain bench step` as a user runs it (the real binary, tiny shapes): it runs the steps, reports its
-// figures, falls back to f32 with one warning when oneDNN may not use bf16 instructions, and rejects bad
-// flags with one line and a non-zero exit.
+// figures (page faults per step among them), falls back to f32 with one warning when oneDNN may not use bf16
+// instructions, and rejects bad flags with one line and a non-zero exit.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -43,6 +43,7 @@ TEST(BenchStep, ReportsThroughputMfuAndMemory) {
   EXPECT_NE(r.out.find("samples/s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("MFU"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"peak_rss_mb\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"minor_faults_per_step\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"precision\": \"f32\""), std::string::npos) << r.out;
   EXPECT_EQ(count(r.out, "  step "), 3) << r.out;
 }
