@@ -124,6 +124,7 @@ class EncoderModel {
   // Writable access marks the weights changed (bf16 copies refresh on the next forward).
   float* params_data();
   const float* params_data() const { return params_; }
+  // Whoever writes word-embedding rows of the gradient through this pointer adds them to word_grad_rows().
   float* grads_data() { return grads_; }
   const float* grads_data() const { return grads_; }
   // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
