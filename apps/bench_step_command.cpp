@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "core/row_set.h"
 #include "kernels/grad_norm.h"
 #include "kernels/optimizer.h"
 #include "kernels/peak.h"
@@ -209,6 +211,7 @@ int run_bench_step(int argc, char** argv) {
   std::vector<float> exp_avg(P, 0.0f), exp_avg_sq(P, 0.0f);
   std::vector<ct::kernels::SlabRange> ranges;
   for (const auto& p : model.params()) ranges.push_back({p.offset, p.numel(), p.decay});
+  ct::RowSet touched(c.vocab_size);  // word-embedding rows that ever had a gradient
   ct::kernels::AdamWHyper hyper;
   hyper.lr = 3e-5;
   hyper.weight_decay = 0.01;
@@ -234,10 +237,15 @@ int run_bench_step(int argc, char** argv) {
     const auto t1 = clock::now();
     model.backward();
     const auto t2 = clock::now();
-    ct::kernels::clip_grad_norm(model.grads_data(), P, 1.0);
-    // As the trainer: bf16 weight copies written by the update itself.
+    // As the trainer: the word embeddings' untouched rows skipped exactly, bf16 weight copies written by the
+    // update itself.
+    const double norm = ct::kernels::clip_grad_norm(model.grads_data(), P, 1.0,
+                                                    model.word_embedding_rows(model.word_grad_rows()));
+    if (std::isnan(norm)) model.word_grad_rows().add_all();
+    touched.add(model.word_grad_rows());
     ct::kernels::adamw_step(model.params_data(), model.grads_data(), exp_avg.data(), exp_avg_sq.data(),
-                            ranges, hyper, s + 1, model.low_precision_weights());
+                            ranges, hyper, s + 1, model.low_precision_weights(),
+                            model.word_embedding_rows(touched));
     model.mark_weights_changed(/*low_precision_written=*/model.low_precision_weights() != nullptr);
     const auto t3 = clock::now();
     const int64_t step_faults = minor_faults() - faults0;

@@ -160,6 +160,7 @@ HEAD_CASES = [  # (file stem, config, head, problem: int | float | multi | qa)
     ("electra_seq-cls", tiny("electra", **labels3(3)), "seq-cls", "int"),
     ("electra_token-cls", tiny("electra", **labels3(3)), "token-cls", "int"),
     ("electra_mlm", tiny("electra"), "mlm", "int"),
+    ("electra_multiple-choice", tiny("electra"), "multiple-choice", "int"),
 ]
 
 

@@ -412,7 +412,8 @@ def family_config(cfg):
         if mt in ROBERTA_LIKE:
             out["pad_token_id"] = 1
         if mt == "electra":
-            out["embedding_size"] = 128
+            out.update(embedding_size=128, summary_type="first", summary_use_proj=True,
+                       summary_activation="gelu", summary_last_dropout=0.1)
     out.update(cfg)
     out.setdefault("problem_type", None)
     if "id2label" in out:
@@ -541,6 +542,17 @@ class TaskModel(nn.Module):
                 self.pre_classifier = nn.Linear(H, H)
                 self.classifier = nn.Linear(H, n)
                 self.dropout = nn.Dropout(c["seq_classif_dropout"])
+            elif mt == "electra" and head == "multiple-choice":
+                # ElectraForMultipleChoice: SequenceSummary (modeling_utils.py) on the first token, then
+                # classifier Linear(H, 1). summary_first_dropout is no ElectraConfig field (hasattr: absent).
+                if c["summary_type"] != "first" or not c["summary_use_proj"]:
+                    raise ValueError("SequenceSummary: only summary_type first with summary_use_proj")
+                self.sequence_summary = nn.Module()
+                self.sequence_summary.summary = nn.Linear(H, H)
+                self.summary_act = _act(c["summary_activation"])
+                self.summary_first_dropout = nn.Dropout(c.get("summary_first_dropout", 0.0))
+                self.summary_last_dropout = nn.Dropout(c["summary_last_dropout"])
+                self.classifier = nn.Linear(H, n)
             elif mt == "electra" and head == "seq-cls":
                 self.classifier = nn.Module()
                 self.classifier.dense = nn.Linear(H, H)
@@ -630,6 +642,10 @@ class TaskModel(nn.Module):
             first = h[:, 0]
             if mt == "distilbert":
                 x = self.classifier(self.dropout(F.relu(self.pre_classifier(first))))
+            elif head == "multiple-choice" and mt == "electra":
+                x = self.summary_first_dropout(first)
+                x = self.summary_last_dropout(self.summary_act(self.sequence_summary.summary(x)))
+                x = self.classifier(x)
             elif head == "seq-cls" and (mt == "electra" or mt in ROBERTA_LIKE):
                 act = F.gelu if mt == "electra" else torch.tanh
                 x = self.dropout(first)

@@ -10,17 +10,39 @@ namespace {
 
 constexpr int64_t kChunk = 1 << 14;
 
+// True when chunk [b, e) lies inside the tensor and none of the rows it touches is live.
+bool known_zero(const RowFlags& live, int64_t b, int64_t e) {
+  if (b < live.offset || e > live.end()) return false;
+  const int64_t r0 = (b - live.offset) / live.width, r1 = (e - 1 - live.offset) / live.width;
+  for (int64_t r = r0; r <= r1; ++r)
+    if (live.flags[r]) return false;
+  return true;
+}
+
 }  // namespace
 
-double grad_sq_sum(const float* g, int64_t n) {
+double grad_sq_sum(const float* g, int64_t n, const RowFlags& live) {
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
   // Per-chunk partial sums, added in chunk order afterwards: the result does not depend on thread count. The
-  // buffer only grows, so steady-state calls allocate nothing.
+  // buffers only grow, so steady-state calls allocate nothing.
   thread_local std::vector<double> part;
+  thread_local std::vector<int64_t> todo;
   if (static_cast<int64_t>(part.size()) < nchunks) part.resize(static_cast<size_t>(nchunks));
   double* pp = part.data();
-#pragma omp parallel for schedule(static) if (nchunks > 1)
+  // The chunks to read; a known-zero chunk's sum is 0.0, exactly what reading it would give.
+  todo.clear();
   for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
+    if (live.active() && known_zero(live, b, e))
+      pp[c] = 0.0;
+    else
+      todo.push_back(c);
+  }
+  const int64_t* tp = todo.data();
+  const int64_t ntodo = static_cast<int64_t>(todo.size());
+#pragma omp parallel for schedule(static) if (ntodo > 1)
+  for (int64_t k = 0; k < ntodo; ++k) {
+    const int64_t c = tp[k];
     const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
@@ -32,8 +54,8 @@ double grad_sq_sum(const float* g, int64_t n) {
   return total;
 }
 
-double grad_norm(const float* g, int64_t n) {
-  return std::sqrt(grad_sq_sum(g, n));
+double grad_norm(const float* g, int64_t n, const RowFlags& live) {
+  return std::sqrt(grad_sq_sum(g, n, live));
 }
 
 void scale_inplace(float* g, int64_t n, float coef) {
@@ -41,12 +63,17 @@ void scale_inplace(float* g, int64_t n, float coef) {
   for (int64_t i = 0; i < n; ++i) g[i] *= coef;
 }
 
-double clip_grad_norm(float* g, int64_t n, double max_norm) {
-  const double norm = grad_norm(g, n);
+double clip_grad_norm(float* g, int64_t n, double max_norm, const RowFlags& live) {
+  const double norm = grad_norm(g, n, live);
   if (max_norm <= 0.0) return norm;
   const double coef = max_norm / (norm + 1e-6);
   // torch clamps the coefficient to 1 (NaN stays NaN and poisons the gradients, as in torch 1.13).
-  if (std::isnan(coef) || coef < 1.0) scale_inplace(g, n, static_cast<float>(coef));
+  if (std::isnan(coef))
+    scale_inplace(g, n, static_cast<float>(coef));
+  else if (coef < 1.0)
+    for_each_flag_run(live, 0, n, [&](int64_t b, int64_t e, bool flagged) {
+      if (flagged) scale_inplace(g + b, e - b, static_cast<float>(coef));
+    });
   return norm;
 }
 

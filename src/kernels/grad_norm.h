@@ -6,17 +6,24 @@
 
 #include <cstdint>
 
+#include "kernels/row_flags.h"
+
 namespace ct::kernels {
 
 // Sum of squares of g[0, n) in double (chunked, thread-count invariant); combine partial slabs by adding
-// these.
-double grad_sq_sum(const float* g, int64_t n);
+// these. `live`: the rows of one tensor of the slab that may be non-zero; every other row of it must be zero.
+// A chunk holding only such zero rows is not read (its sum is exactly 0), so the result is the dense one's
+// to the bit.
+double grad_sq_sum(const float* g, int64_t n, const RowFlags& live = {});
 
 // sqrt(grad_sq_sum): the global L2 norm.
-double grad_norm(const float* g, int64_t n);
+double grad_norm(const float* g, int64_t n, const RowFlags& live = {});
 
 // Clips g in place to max_norm (when max_norm > 0) and returns the PRE-clip norm (what HF logs as grad_norm).
-double clip_grad_norm(float* g, int64_t n, double max_norm);
+// With `live` (see grad_sq_sum) only the live rows and the rest of the slab are scaled (zero times a finite
+// coefficient is zero), unless the norm is NaN: then every element, as torch does; the caller must then take
+// every row as live.
+double clip_grad_norm(float* g, int64_t n, double max_norm, const RowFlags& live = {});
 
 // Scales g in place by coef (shared by clipping and callers that computed the norm across slabs themselves).
 void scale_inplace(float* g, int64_t n, float coef);

@@ -30,12 +30,27 @@ void adamw_loop(float* param, const float* grad, float* exp_avg, float* exp_avg_
   }
 }
 
+float decay_multiplier(const AdamWHyper& h) {
+  return static_cast<float>(1.0 - h.lr * h.weight_decay);
+}
+
+// adamw_update of a row whose gradient and moments are +0: p = param * decay_mul, then p + (-0) = p.
+void decay_only(float* param, int64_t n, float decay_mul, bf16* param_bf16) {
+  if (decay_mul == 1.0f) return;  // param * 1 is param: nothing changes, the bf16 copy included
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = param[i] * decay_mul;
+    param[i] = p;
+    if (param_bf16) param_bf16[i].bits = f32_to_bf16_bits(p);
+  }
+}
+
 }  // namespace
 
 void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                   const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16) {
   CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
-  const float decay_mul = decay ? static_cast<float>(1.0 - h.lr * h.weight_decay) : 1.0f;
+  const float decay_mul = decay ? decay_multiplier(h) : 1.0f;
   const float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
   const float one_b1 = static_cast<float>(1.0 - h.beta1), one_b2 = static_cast<float>(1.0 - h.beta2);
   const double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(step));
@@ -73,10 +88,18 @@ void for_each_run(const std::vector<SlabRange>& ranges, Fn&& fn) {
 }  // namespace
 
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
-                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step, bf16* param_bf16) {
+                const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step, bf16* param_bf16,
+                const RowFlags& touched) {
+  CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
   for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
-    adamw_update(param + off, grad + off, exp_avg + off, exp_avg_sq + off, n, h, step, decay,
-                 param_bf16 ? param_bf16 + off : nullptr);
+    for_each_flag_run(touched, off, off + n, [&](int64_t b, int64_t e, bool flagged) {
+      if (flagged)
+        adamw_update(param + b, grad + b, exp_avg + b, exp_avg_sq + b, e - b, h, step, decay,
+                     param_bf16 ? param_bf16 + b : nullptr);
+      else
+        decay_only(param + b, e - b, decay ? decay_multiplier(h) : 1.0f,
+                   param_bf16 ? param_bf16 + b : nullptr);
+    });
   });
 }
 

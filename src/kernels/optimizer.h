@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/bf16.h"
+#include "kernels/row_flags.h"
 
 namespace ct::kernels {
 
@@ -33,9 +34,15 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
                   const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16 = nullptr);
 
 // adamw_update over every range of the slab (ranges index param/grad/exp_avg/exp_avg_sq/param_bf16 alike).
+// `touched`: rows of one tensor that ever had a gradient; every other row of it must have a zero (+0.0)
+// gradient and moments that are still exactly +0.0. For such a row AdamW's update term is
+// -lr/bc1 * 0 / (sqrt(0)/sqrt(bc2) + eps) = -0 and the moments stay +0, so it gets the weight decay alone,
+// computed as adamw_update computes it (same bits), and its moments and gradient are not read. Without decay
+// the row is not visited at all, so its bf16 copy keeps what it held (the word embeddings' copies, which no
+// matmul reads unless a tied decoder makes every row touched).
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                 const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step,
-                bf16* param_bf16 = nullptr);
+                bf16* param_bf16 = nullptr, const RowFlags& touched = {});
 
 struct SgdHyper {
   double lr = 1e-3, momentum = 0.0, weight_decay = 0.0;

@@ -159,6 +159,34 @@ void read_head_fields(ModelConfig& c, Reader& r) {
   }  // null stays in `extra` and is written back as null
 }
 
+// ElectraConfig's SequenceSummary fields. summary_first_dropout and summary_proj_to_labels are no
+// ElectraConfig attributes (SequenceSummary looks them up with hasattr): read where present, and left to
+// round-trip as they came. Which values the multiple-choice head can run is checked where it is built
+// (make_param_layout), so other heads load any of them.
+void read_electra_summary(ModelConfig& c, Reader& r) {
+  c.summary_type = r.string("summary_type", false, "first");
+  c.summary_use_proj = r.boolean("summary_use_proj", true);
+  if (const json* a = r.peek("summary_activation"); a && a->is_null()) {
+    r.optional_number("summary_activation", 0.0, 0.0);  // consumed; the writer writes null back
+    c.summary_activation.clear();
+  } else {
+    c.summary_activation = r.string("summary_activation", false, "gelu");
+  }
+  c.summary_last_dropout = r.number("summary_last_dropout", 0.1);
+  r.probability("summary_last_dropout", c.summary_last_dropout);
+  if (const json* v = r.peek("summary_first_dropout")) {
+    if (!v->is_number())
+      fail(r.source(), ": field \"summary_first_dropout\" must be a number, saw ", v->dump());
+    c.summary_first_dropout = v->get<double>();
+    r.probability("summary_first_dropout", c.summary_first_dropout);
+  }
+  if (const json* v = r.peek("summary_proj_to_labels")) {
+    if (!v->is_boolean())
+      fail(r.source(), ": field \"summary_proj_to_labels\" must be true or false, saw ", v->dump());
+    c.summary_proj_to_labels = v->get<bool>();
+  }
+}
+
 // BERT's field names: bert, roberta / xlm-roberta / camembert, electra.
 ModelConfig read_bert_like(Reader& r, const std::string& type) {
   ModelConfig c;
@@ -174,6 +202,7 @@ ModelConfig read_bert_like(Reader& r, const std::string& type) {
   if (electra) {
     c.embedding_size = r.integer("embedding_size", false, 128);  // ElectraConfig's default
     r.positive("embedding_size", c.embedding_size);
+    read_electra_summary(c, r);
   }
   c.hidden_act = r.string("hidden_act", false, "gelu");
   c.hidden_dropout_prob = r.number("hidden_dropout_prob", 0.1);
@@ -534,7 +563,13 @@ std::string config_to_json(const ModelConfig& c, HeadKind head) {
     if (!j.contains("tie_weights_")) j["tie_weights_"] = true;
   } else {
     j["hidden_size"] = c.hidden_size;
-    if (c.is_electra()) j["embedding_size"] = c.embedding_size;
+    if (c.is_electra()) {
+      j["embedding_size"] = c.embedding_size;
+      j["summary_type"] = c.summary_type;
+      j["summary_use_proj"] = c.summary_use_proj;
+      j["summary_activation"] = c.summary_activation.empty() ? json(nullptr) : json(c.summary_activation);
+      j["summary_last_dropout"] = c.summary_last_dropout;
+    }
     j["num_hidden_layers"] = c.num_hidden_layers;
     j["num_attention_heads"] = c.num_attention_heads;
     j["intermediate_size"] = c.intermediate_size;

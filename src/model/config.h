@@ -48,6 +48,14 @@ struct ModelConfig {
   double seq_classif_dropout = 0.2;  // distilbert's sequence-classification / multiple-choice dropout
   // config.json "architectures" as read (the writer names the head it saves instead).
   std::vector<std::string> architectures;
+  // ELECTRA's SequenceSummary (ElectraForMultipleChoice's head; ElectraConfig's fields and defaults): the
+  // first token -> dropout(summary_first_dropout, a field only when the file has one) ->
+  // sequence_summary.summary [H, H] -> summary_activation -> dropout(summary_last_dropout) -> classifier.
+  std::string summary_type = "first";
+  bool summary_use_proj = true;
+  std::string summary_activation = "gelu";  // "" when the file says null (no activation)
+  double summary_first_dropout = 0.0, summary_last_dropout = 0.1;
+  bool summary_proj_to_labels = false;
   // ModernBERT (model/modernbert_config.cpp): rotary local/global attention and its heads' options.
   int64_t global_attn_every_n_layers = 0;  // layer l attends globally when l % n == 0
   int64_t local_attention = 0;             // window width: local layers see local_attention / 2 each side

@@ -729,7 +729,9 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
 
   // Embeddings: dropout, mask, LayerNorm, [embed_proj], the lookups.
   const int64_t emb_body_end = rel ? layout_.rel_emb : layout_.emb_end;
-  prepare(tied ? layout_.word_emb + c.vocab_size * E : layout_.emb_begin, emb_body_end);
+  // The word embeddings come first (emb_begin): only their rows a lookup wrote need zeroing.
+  if (!tied && !accumulate) zero_word_grad();
+  prepare(layout_.word_emb + c.vocab_size * E, emb_body_end);
   apply_dropout_rows(s.dx.data(), nullptr, s.dx.data(), N, H, T, s.cu, site(p_hidden, 0));
   if (!s.mask.empty())
     for (int64_t i = 0; i < N; ++i)
@@ -757,6 +759,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
                               layout_.type_emb >= 0 ? G + layout_.type_emb : nullptr, dsum, s.ids.data(),
                               s.type_ids.data(), 1, N, E, s.pos_ids.data());
   copy_f32(word_pad, word_row.data(), E);
+  note_word_grad(s.ids.data(), N);
   report(layout_.emb_begin, emb_body_end);
 }
 

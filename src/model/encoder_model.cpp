@@ -90,7 +90,10 @@ struct EncoderModel::Buffers {
 };
 
 EncoderModel::EncoderModel(const ModelConfig& config, HeadKind head, Precision precision, float* grad_slab)
-    : config_(config), layout_(make_param_layout(config, head)), precision_(precision) {
+    : config_(config),
+      layout_(make_param_layout(config, head)),
+      precision_(precision),
+      word_grad_rows_(config.vocab_size, /*all=*/true) {
   switch (head) {
     case HeadKind::span:
       head_ = make_span_head();
@@ -236,6 +239,30 @@ void EncoderModel::refresh_low_precision_weights() {
   // A tied decoder reads the word embeddings as its weight.
   if (layout_.head_kind == HeadKind::masked_lm)
     conv(layout_.word_emb, config_.vocab_size * config_.embedding_width());
+}
+
+kernels::RowFlags EncoderModel::word_embedding_rows(const RowSet& rows) const {
+  CT_CHECK(rows.rows() == config_.vocab_size, "word embedding rows: a set of ", rows.rows(),
+           " rows for a vocabulary of ", config_.vocab_size);
+  return {layout_.word_emb, config_.vocab_size, config_.embedding_width(),
+          rows.all() ? nullptr : rows.flags()};
+}
+
+void EncoderModel::zero_word_grad() {
+  const int64_t E = config_.embedding_width();
+  float* g = grads_ + layout_.word_emb;
+  if (word_grad_rows_.all())
+    zero_f32(g, config_.vocab_size * E);
+  else
+    for (int32_t r : word_grad_rows_.list()) zero_f32(g + static_cast<int64_t>(r) * E, E);
+  word_grad_rows_.clear();
+}
+
+void EncoderModel::note_word_grad(const int32_t* ids, int64_t n) {
+  if (layout_.head_kind == HeadKind::masked_lm)
+    word_grad_rows_.add_all();
+  else
+    word_grad_rows_.add(ids, n);
 }
 
 const std::vector<float>& EncoderModel::logits() const {
@@ -690,7 +717,9 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
 
   // Embeddings (ELECTRA: back through the projection first). A tied decoder's word-embedding gradient is
   // already in place.
-  prepare(tied ? layout_.word_emb + config_.vocab_size * E : layout_.emb_begin, layout_.emb_end);
+  // The word embeddings come first (emb_begin): only their rows a lookup wrote need zeroing.
+  if (!tied && !accumulate) zero_word_grad();
+  prepare(layout_.word_emb + config_.vocab_size * E, layout_.emb_end);
   float* dln = bf.dx;  // gradient of the embeddings' LayerNorm output (before dropout)
   float* dsum = bf.dres;
   if (config_.projects_embeddings()) {
@@ -726,6 +755,7 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
                                 roberta_positions ? bf.pos_ids.data() + r0 : nullptr);
   }
   copy_f32(word_pad, word_row.data(), E);
+  note_word_grad(bf.ids.data(), N);
   if (roberta_positions) copy_f32(pos_pad, pos_row.data(), E);
   report(layout_.emb_begin, layout_.emb_ln_w);
 }

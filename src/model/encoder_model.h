@@ -23,8 +23,10 @@
 #include <vector>
 
 #include "core/bf16.h"
+#include "core/row_set.h"
 #include "core/tensor.h"
 #include "kernels/dropout.h"
+#include "kernels/row_flags.h"
 #include "model/config.h"
 #include "model/param_info.h"
 #include "model/param_layout.h"
@@ -109,9 +111,20 @@ class EncoderModel {
   // decoder writes every row.
   bool word_embedding_grad_is_lookup_only() const { return layout_.head_kind != HeadKind::masked_lm; }
 
+  // Rows of the word embeddings' gradient that may be non-zero; every other row holds exactly +0. The
+  // lookups of the backward passes since the last overwriting one add their tokens' rows (every row with a
+  // tied decoder, and before the first backward); backward(accumulate=false) zeroes just these rows and
+  // starts over. Whoever else writes that gradient adds the rows it wrote (DDP's average over the union of
+  // the ranks' rows); a NaN clipping coefficient makes it every row.
+  RowSet& word_grad_rows() { return word_grad_rows_; }
+  // `rows` of the word embeddings as the norm, clipping and optimizer kernels take them (every row when
+  // rows.all()).
+  kernels::RowFlags word_embedding_rows(const RowSet& rows) const;
+
   // Writable access marks the weights changed (bf16 copies refresh on the next forward).
   float* params_data();
   const float* params_data() const { return params_; }
+  // Whoever writes word-embedding rows of the gradient through this pointer adds them to word_grad_rows().
   float* grads_data() { return grads_; }
   const float* grads_data() const { return grads_; }
   // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
@@ -147,6 +160,10 @@ class EncoderModel {
   struct Buffers;
   void ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t probs_elems, bool all_layers);
   void refresh_low_precision_weights();
+  // Zeroes the rows of word_grad_rows() (an overwriting backward without a tied decoder) and empties it.
+  void zero_word_grad();
+  // The backward's lookup wrote the rows of these tokens (a tied decoder: every row).
+  void note_word_grad(const int32_t* ids, int64_t n);
   void init_weights_if(uint64_t seed, const std::function<bool(const std::string&)>& selected_name);
   const void* weight(int64_t offset) const;  // matmul operand of the run precision
   HeadPass head_pass(const StepOptions& options, float loss_scale, bool accumulate);
@@ -173,6 +190,7 @@ class EncoderModel {
   float* grads_ = nullptr;
   bf16* weights_bf16_ = nullptr;
   bool weights_dirty_ = true;
+  RowSet word_grad_rows_;
   std::unique_ptr<Buffers> buf_;
   std::shared_ptr<ModernBuffers> mb_;      // shared_ptr: its type is complete in modernbert_body.cpp only
   std::shared_ptr<DebertaState> deberta_;  // null for the BERT-family body (shared_ptr: type erased deleter)

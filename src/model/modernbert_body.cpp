@@ -652,7 +652,7 @@ void EncoderModel::backward_modernbert(const GradReadyFn& on_ready, float loss_s
   // tied decoder's gradient, already in the table, stays).
   apply_dropout_rows(mb.dx, nullptr, mb.dx, N, H, T, mb.cu, site(c.hidden_dropout_prob, 0, H));
   prepare(layout_.emb_ln_w, H);
-  if (!tied) prepare(layout_.word_emb, c.vocab_size * H);
+  if (!tied && !accumulate) zero_word_grad();
   kernels::layernorm_backward(mb.dres, G + layout_.emb_ln_w, nullptr, mb.dx, mb.emb_sum, P + layout_.emb_ln_w,
                               mb.emb_mean, mb.emb_rstd, N, H, /*accumulate_dinp=*/false);
   float* gw = G + layout_.word_emb;
@@ -662,6 +662,7 @@ void EncoderModel::backward_modernbert(const GradReadyFn& on_ready, float loss_s
     const float* d = mb.dres + i * H;
     for (int64_t k = 0; k < H; ++k) row[k] += d[k];
   }
+  note_word_grad(mb.ids.data(), N);
   report(layout_.emb_begin, layout_.emb_end);
 }
 

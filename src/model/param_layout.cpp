@@ -90,6 +90,26 @@ void add_deberta_embeddings(const ModelConfig& c, ParamLayout& lay, Add& add) {
   lay.emb_end = lay.params.back().offset + lay.params.back().numel();
 }
 
+// ElectraForMultipleChoice's SequenceSummary as run here: the first token, projected to hidden_size, an
+// activation the kernels have (or tanh).
+void check_electra_summary(const ModelConfig& c) {
+  const char* what = "model: ElectraForMultipleChoice with ";
+  if (c.summary_type != "first")
+    fail(what, "summary_type \"", c.summary_type, "\" is not supported (only \"first\")");
+  if (!c.summary_use_proj) fail(what, "summary_use_proj false is not supported (only true)");
+  if (c.summary_proj_to_labels)
+    fail(what, "summary_proj_to_labels true is not supported (the summary projects to hidden_size)");
+  if (c.summary_activation != "tanh") {
+    try {
+      kernels::activation_from_name(c.summary_activation);
+    } catch (const Error&) {
+      fail(what, "summary_activation ",
+           c.summary_activation.empty() ? std::string("null") : "\"" + c.summary_activation + "\"",
+           " is not supported (expected gelu, gelu_new, gelu_pytorch_tanh, relu or tanh)");
+    }
+  }
+}
+
 }  // namespace
 
 ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
@@ -194,9 +214,11 @@ ParamLayout make_param_layout(const ModelConfig& c, HeadKind head) {
     } else if (c.is_deberta()) {  // ContextPooler, outside the base model
       dense("pooler.dense", H);
       out("classifier", n);
+    } else if (c.is_electra() && head == HeadKind::multiple_choice) {
+      check_electra_summary(c);
+      dense("sequence_summary.summary", H);
+      out("classifier", n);
     } else if (c.is_electra()) {
-      if (head == HeadKind::multiple_choice)
-        fail("model: ElectraForMultipleChoice (its SequenceSummary head) is not supported");
       dense("classifier.dense", H);
       out("classifier.out_proj", n);
     } else if (c.is_roberta_like() && head == HeadKind::sequence_classification) {

@@ -71,7 +71,8 @@ struct ParamLayout {
 // divisible by heads, unknown model_type, sinusoidal positions, an activation other than gelu/relu forms).
 void validate_model_config(const ModelConfig& config);
 
-// Throws when the family has no such head here (ELECTRA's multiple choice uses a SequenceSummary head).
+// Throws when the family has no such head here (ELECTRA's multiple choice with a SequenceSummary other than
+// its default's shape).
 ParamLayout make_param_layout(const ModelConfig& config, HeadKind head = HeadKind::span);
 
 }  // namespace ct::model

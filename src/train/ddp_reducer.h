@@ -62,6 +62,9 @@ class DdpReducer {
   void add_touched_rows(const int32_t* ids, int64_t n);
   // Rows reduced by the last step's sparse bucket (the union over ranks), -1 if it ran dense.
   int64_t last_sparse_rows() const { return last_sparse_rows_; }
+  // Those rows, ascending (valid while last_sparse_rows() >= 0): after finish() the only rows of that
+  // parameter's gradient that may be non-zero.
+  const std::vector<int64_t>& last_union_rows() const { return packed_; }
   // Launches any bucket not yet launched (parameters that got no gradient), in order, and waits for every
   // bucket: afterwards the slab holds the average over ranks. Returns the seconds spent waiting here (the
   // communication backward did not hide).

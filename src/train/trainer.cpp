@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
@@ -67,6 +69,26 @@ double flos_per_token(const model::EncoderModel& m) {
   return 6.0 * static_cast<double>(m.num_params() - emb);
 }
 
+// The word-embedding rows of a resumed run that ever had a gradient, as far as AdamW can tell: those with a
+// moment entry that is not +0.0 (bits, so -0.0 counts). A row touched only by zero gradients is left out,
+// and the update AdamW gives it, decay alone, is what it would compute for it anyway.
+void mark_rows_with_moments(const model::EncoderModel& m, const std::vector<float>& exp_avg,
+                            const std::vector<float>& exp_avg_sq, RowSet& rows) {
+  const int64_t V = m.config().vocab_size, E = m.config().embedding_width(), off = m.layout().word_emb;
+  auto nonzero = [](const float* p, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, p + i, sizeof bits);
+      if (bits != 0) return true;
+    }
+    return false;
+  };
+  for (int64_t r = 0; r < V; ++r) {
+    const int64_t b = off + r * E;
+    if (nonzero(exp_avg.data() + b, E) || nonzero(exp_avg_sq.data() + b, E)) rows.add(r);
+  }
+}
+
 }  // namespace
 
 std::string describe_world_change(const std::string& checkpoint, int64_t global_step, const TrainPlan& from,
@@ -123,6 +145,8 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
 Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, SaveTokenizerFn save_tokenizer,
                  DistContext dist)
     : args_(args), model_(model), save_tokenizer_(std::move(save_tokenizer)), dist_(std::move(dist)) {
+  const char* dense = std::getenv("CORETRAIN_DENSE_WORD_GRAD");
+  sparse_word_grad_ = !(dense && std::string(dense) == "1");
   if (dist_.distributed()) {
     DdpOptions o;
     o.bucket_cap_mb = args_.ddp_bucket_cap_mb;
@@ -158,10 +182,13 @@ void Trainer::optimizer_step(double lr) {
     kernels::sgd_step(model_.params_data(), model_.grads_data(), nullptr, ranges, h, step, copies);
   } else {
     kernels::AdamWHyper h{lr, t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay};
+    touched_rows_.add(model_.word_grad_rows());
     kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
-                        ranges, h, step, copies);
+                        ranges, h, step, copies, model_.word_embedding_rows(touched_rows_));
   }
   model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
+  // Dense (CORETRAIN_DENSE_WORD_GRAD=1): the next backward zeroes the whole table, as before row tracking.
+  if (!sparse_word_grad_) model_.word_grad_rows().add_all();
 }
 
 data::SamplerOptions Trainer::sampler_options(const TaskSplit& train) const {
@@ -216,6 +243,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   exp_avg_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
   exp_avg_sq_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
   optimizer_steps_ = 0;
+  touched_rows_ = RowSet(model_.config().vocab_size, /*all=*/!sparse_word_grad_);
 
   int64_t skip_batches = 0, first_epoch = 0;
   if (!resume_from.empty()) {
@@ -343,9 +371,19 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
 
       // One optimizer update, on the gradient averaged over ranks (so clipping sees the same norm
       // everywhere).
-      if (reducer_) step_comm_s += reducer_->finish();
-      double gnorm = t.max_grad_norm > 0 ? kernels::clip_grad_norm(model_.grads_data(), n, t.max_grad_norm)
-                                         : kernels::grad_norm(model_.grads_data(), n);
+      if (reducer_) {
+        step_comm_s += reducer_->finish();
+        // The reduction wrote the union of the ranks' rows (or, run dense, any row).
+        if (reducer_->last_sparse_rows() >= 0)
+          model_.word_grad_rows().add(reducer_->last_union_rows());
+        else
+          model_.word_grad_rows().add_all();
+      }
+      const kernels::RowFlags live = model_.word_embedding_rows(model_.word_grad_rows());
+      double gnorm = t.max_grad_norm > 0
+                         ? kernels::clip_grad_norm(model_.grads_data(), n, t.max_grad_norm, live)
+                         : kernels::grad_norm(model_.grads_data(), n, live);
+      if (t.max_grad_norm > 0 && std::isnan(gnorm)) model_.word_grad_rows().add_all();  // scaled by NaN
       const double lr = schedule.lr_at(state_.global_step);
       optimizer_step(lr);
       ++state_.global_step;
@@ -691,6 +729,7 @@ TrainPlan Trainer::load_checkpoint(const std::string& dir, const LrSchedule& sch
     }
     broadcast_floats(dist_, exp_avg_.data(), n);
     broadcast_floats(dist_, exp_avg_sq_.data(), n);
+    if (!touched_rows_.all()) mark_rows_with_moments(model_, exp_avg_, exp_avg_sq_, touched_rows_);
   }
   return from;
 }

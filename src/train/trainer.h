@@ -118,6 +118,12 @@ class Trainer {
   std::unique_ptr<DdpReducer> reducer_;  // null with one process
   TrainerState state_;
   std::vector<float> exp_avg_, exp_avg_sq_;
+  // Word-embedding rows that ever had a gradient: AdamW updates those, the others get the weight decay alone
+  // (kernels::adamw_step). Rebuilt from the moments on resume. Every row when sparse_word_grad_ is off.
+  RowSet touched_rows_;
+  // The word embeddings' untouched rows skipped by the norm, clipping and AdamW (exactly: the result is the
+  // dense passes' to the bit); CORETRAIN_DENSE_WORD_GRAD=1 runs them dense, to compare.
+  bool sparse_word_grad_ = true;
   int64_t optimizer_steps_ = 0;
   int64_t epochs_done_ = 0;
   std::vector<std::string> pending_lines_;

@@ -4,7 +4,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "test_util.h"
 
@@ -47,6 +49,52 @@ TEST(GradNorm, NonFiniteNormPoisonsGradientsLikeTorch) {
   std::vector<float> g{1.0f, NAN, 2.0f};
   EXPECT_TRUE(std::isnan(clip_grad_norm(g.data(), 3, 1.0)));
   EXPECT_TRUE(std::isnan(g[0]));
+}
+
+// A slab whose middle tensor is [rows, width] with only `live` rows non-zero, placed so that chunks of the
+// norm straddle its ends and its rows.
+struct RowSlab {
+  int64_t offset = 5003, rows = 3000, width = 37, n = 0;
+  std::vector<float> g;
+  std::vector<uint8_t> flags;
+  RowFlags live() const { return {offset, rows, width, flags.data()}; }
+};
+
+RowSlab row_slab(const std::vector<int64_t>& live_rows, uint64_t seed) {
+  RowSlab s;
+  s.n = s.offset + s.rows * s.width + 7001;
+  s.g = test::randn(s.n, seed);
+  s.flags.assign(static_cast<size_t>(s.rows), 0);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const bool is_live = std::find(live_rows.begin(), live_rows.end(), r) != live_rows.end();
+    // A flagged row may still be zero (a live row whose gradient came out 0): flags over-approximate.
+    if (is_live) s.flags[static_cast<size_t>(r)] = 1;
+    if (!is_live || r == live_rows.back())
+      std::fill(s.g.begin() + s.offset + r * s.width, s.g.begin() + s.offset + (r + 1) * s.width, 0.0f);
+  }
+  return s;
+}
+
+TEST(GradNorm, LiveRowsGiveTheDenseNormAndClippingBitForBit) {
+  const RowSlab s = row_slab({0, 1, 17, 442, 443, 1500, 2999, 2000}, 3);
+  EXPECT_EQ(grad_sq_sum(s.g.data(), s.n, s.live()), grad_sq_sum(s.g.data(), s.n));
+  for (double max_norm : {1.0, 0.0, 1e9}) {
+    std::vector<float> dense = s.g, sparse = s.g;
+    EXPECT_EQ(clip_grad_norm(sparse.data(), s.n, max_norm, s.live()),
+              clip_grad_norm(dense.data(), s.n, max_norm));
+    EXPECT_EQ(0, std::memcmp(dense.data(), sparse.data(), dense.size() * sizeof(float))) << max_norm;
+  }
+  // No live row at all: the tensor is not read, and the rest still is.
+  const RowSlab none = row_slab({2000}, 4);
+  EXPECT_EQ(grad_sq_sum(none.g.data(), none.n, none.live()), grad_sq_sum(none.g.data(), none.n));
+}
+
+TEST(GradNorm, NaNNormScalesEveryElementEvenWithLiveRows) {
+  RowSlab s = row_slab({5, 2000}, 5);
+  s.g[static_cast<size_t>(s.offset + 5 * s.width)] = std::nanf("");
+  std::vector<float> g = s.g;
+  EXPECT_TRUE(std::isnan(clip_grad_norm(g.data(), s.n, 1.0, s.live())));
+  for (float v : g) ASSERT_TRUE(std::isnan(v));
 }
 
 }  // namespace

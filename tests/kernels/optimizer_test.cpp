@@ -2,6 +2,9 @@
 // weight decay, three steps), the scalar references, and range handling.
 #include "kernels/optimizer.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.h"
 #include "test_util.h"
 
@@ -114,6 +117,50 @@ TEST(Optimizer, StepOverManyRangesEqualsPerRangeUpdates) {
   for (const auto& r : ranges)
     sgd_update(qr.data() + r.offset, g.data() + r.offset, bufr.data() + r.offset, r.numel, s, 1, r.decay);
   EXPECT_EQ(q, qr);
+}
+
+// The word embeddings' case: a [rows, width] tensor inside the slab where each step's gradient lives in a
+// few rows, and rows join the touched set over the steps. AdamW told which rows were ever touched gives
+// every parameter, moment and bf16 copy the dense update's bits, with and without weight decay.
+TEST(Optimizer, UntouchedRowsGetTheDenseUpdateBitForBit) {
+  const int64_t off = 1001, rows = 500, width = 24, n = off + rows * width + 333;
+  const std::vector<SlabRange> ranges{
+      {0, off, false}, {off, rows * width, true}, {off + rows * width, 333, false}};
+  const auto p0 = test::randn(n, 21, 0.02f);
+  for (const double wd : {0.01, 0.0}) {
+    std::vector<float> p = p0, m(n), v(n), pd = p0, md(n), vd(n);
+    std::vector<bf16> copy(n), copyd(n);
+    f32_to_bf16(p0.data(), copy.data(), n);  // current copies, as after a forward
+    f32_to_bf16(p0.data(), copyd.data(), n);
+    std::vector<uint8_t> touched(rows, 0);
+    const std::vector<std::vector<int64_t>> step_rows{{3, 4, 250}, {4, 499}, {}, {0, 3, 17}, {250}};
+    for (size_t s = 0; s < step_rows.size(); ++s) {
+      std::vector<float> g = test::randn(n, 100 + s);
+      std::fill(g.begin() + off, g.begin() + off + rows * width, 0.0f);
+      for (int64_t r : step_rows[s]) {
+        const auto rg = test::randn(width, 200 + s * 7 + r);
+        std::copy(rg.begin(), rg.end(), g.begin() + off + r * width);
+        touched[static_cast<size_t>(r)] = 1;
+      }
+      AdamWHyper h{1e-2 / static_cast<double>(s + 1), 0.9, 0.999, 1e-8, wd};
+      adamw_step(p.data(), g.data(), m.data(), v.data(), ranges, h, static_cast<int64_t>(s + 1), copy.data(),
+                 RowFlags{off, rows, width, touched.data()});
+      adamw_step(pd.data(), g.data(), md.data(), vd.data(), ranges, h, static_cast<int64_t>(s + 1),
+                 copyd.data());
+    }
+    auto same = [](const auto& a, const auto& b) {
+      return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    EXPECT_TRUE(same(p, pd)) << wd;
+    EXPECT_TRUE(same(m, md)) << wd;
+    EXPECT_TRUE(same(v, vd)) << wd;
+    EXPECT_TRUE(same(copy, copyd)) << wd;
+    const size_t never = static_cast<size_t>(off + 100 * width);  // row 100: decayed only, or left alone
+    if (wd > 0)
+      EXPECT_NE(p[never], p0[never]);
+    else
+      EXPECT_EQ(p[never], p0[never]);
+  }
 }
 
 TEST(Optimizer, BadArgumentsThrow) {

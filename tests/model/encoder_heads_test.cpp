@@ -200,7 +200,8 @@ const char* const kStems[] = {"bert_seq-cls",
                               "electra_qa",
                               "electra_seq-cls",
                               "electra_token-cls",
-                              "electra_mlm"};
+                              "electra_mlm",
+                              "electra_multiple-choice"};
 
 class HeadGoldenTest : public ::testing::TestWithParam<const char*> {};
 
@@ -240,13 +241,37 @@ TEST(EncoderHeads, OnlyATiedDecoderMakesTheWordEmbeddingGradientDense) {
   }
 }
 
-TEST(EncoderHeads, ElectraMultipleChoiceIsRefusedNamingIt) {
-  const HeadGolden g = load_head_golden("electra_seq-cls");
-  try {
-    make_param_layout(g.config, HeadKind::multiple_choice);
-    ADD_FAILURE();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("ElectraForMultipleChoice"), std::string::npos) << e.what();
+// ElectraForMultipleChoice's head under transformers' names (SequenceSummary's projection, a one-logit
+// classifier); a SequenceSummary it does not run is refused naming the field, and config.json keeps
+// ElectraConfig's summary fields.
+TEST(EncoderHeads, ElectraMultipleChoiceHasTransformersNamesAndRefusesOtherSummaries) {
+  const HeadGolden g = load_head_golden("electra_multiple-choice");
+  const ParamLayout lay = make_param_layout(g.config, HeadKind::multiple_choice);
+  EXPECT_EQ(lay.head_param_names(),
+            (std::vector<std::string>{"sequence_summary.summary.weight", "sequence_summary.summary.bias",
+                                      "classifier.weight", "classifier.bias"}));
+  EXPECT_EQ(lay.params[lay.index_at(lay.head.out_w)].shape, (Shape{1, g.config.hidden_size}));
+  const auto written = nlohmann::json::parse(config_to_json(g.config, HeadKind::multiple_choice));
+  EXPECT_EQ(written["architectures"][0], "ElectraForMultipleChoice");
+  EXPECT_EQ(written["summary_type"], "first");
+  EXPECT_EQ(written["summary_activation"], "gelu");
+  EXPECT_EQ(written["summary_last_dropout"], 0.1);
+  struct Case {
+    const char* field;
+    nlohmann::json value;
+  };
+  for (const Case& c : {Case{"summary_type", "last"}, Case{"summary_use_proj", false},
+                        Case{"summary_activation", nullptr}, Case{"summary_proj_to_labels", true}}) {
+    nlohmann::json j = nlohmann::json::parse(g.file.metadata().at("config"));
+    j[c.field] = c.value;
+    const ModelConfig other = config_from_json(j, "config.json");
+    make_param_layout(other, HeadKind::sequence_classification);  // other heads do not read them
+    try {
+      make_param_layout(other, HeadKind::multiple_choice);
+      ADD_FAILURE() << c.field;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
+    }
   }
 }
 
@@ -354,7 +379,7 @@ TEST(EncoderHeads, DecoderBiasUnderTheDecodersNameLoads) {
 // per-row keys, as data parallelism runs it) replays exactly and differs from dropout off.
 TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
   for (const char* stem : {"bert_seq-cls", "distilbert_token-cls", "roberta_mlm", "electra_seq-cls",
-                           "roberta_multiple-choice", "electra_qa"}) {
+                           "roberta_multiple-choice", "electra_qa", "electra_multiple-choice"}) {
     const HeadGolden g = load_head_golden(stem);
     EncoderModel m(g.config, g.head, Precision::f32);
     load_params(m, g);
@@ -371,6 +396,7 @@ TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
     ModelConfig c = g.config;
     c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;
     c.classifier_dropout = 0.3;
+    c.summary_last_dropout = 0.3;
     EncoderModel d(c, g.head, Precision::f32);
     load_params(d, g);
     StepOptions train{true, 5, 0, {}};

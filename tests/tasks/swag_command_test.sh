@@ -179,6 +179,33 @@ for k in eval_accuracy eval_loss; do
   within "$b" "$a" 1e-5 || fail "padded to 16: $k $b, packed $a"
 done
 
+# ---- an ELECTRA folder: ElectraForMultipleChoice (SequenceSummary on the first token, then a one-logit
+# classifier) trains a few steps and saves under transformers' names
+ELECTRA=$TMP/electra
+mkdir -p "$ELECTRA"
+cat > "$TMP/electra_config.json" << 'EOF'
+{"model_type": "electra", "vocab_size": 391, "embedding_size": 16, "hidden_size": 32, "num_hidden_layers": 1,
+ "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64, "type_vocab_size": 2}
+EOF
+"$TOOL" init "$TMP/electra_config.json" "$ELECTRA" multiple-choice 42 > "$TMP/electra_init.log" 2>&1 \
+  || fail "ct_checkpoint_tool init (electra)" "$TMP/electra_init.log"
+cp "$MODEL/tokenizer.json" "$ELECTRA/tokenizer.json"
+RC=0
+swag --model_name_or_path "$ELECTRA" --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv" --do_train \
+  --do_eval --max_train_samples 64 --max_steps 8 --per_device_train_batch_size 8 --save_strategy no \
+  --disable_tqdm true --output_dir "$TMP/electra_out" > "$TMP/electra.log" 2>&1 || RC=$?
+[ "$RC" -eq 0 ] || fail "coretrain swag on an ELECTRA folder exited $RC" "$TMP/electra.log"
+[ "$(pyj "$TMP/electra_out/config.json" 'j["architectures"][0]')" = ElectraForMultipleChoice ] \
+  || fail "ELECTRA config.json architectures: $(pyj "$TMP/electra_out/config.json" 'j["architectures"]')"
+names=$(/usr/bin/python3 -c 'import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
+print(" ".join(sorted(k for k in json.loads(f.read(n)) if not k.startswith("electra."))))' \
+  "$TMP/electra_out/model.safetensors")
+[ "$names" = "__metadata__ classifier.bias classifier.weight sequence_summary.summary.bias sequence_summary.summary.weight" ] \
+  || fail "ELECTRA head tensors: $names"
+pyj "$TMP/electra_out/all_results.json" 'j["eval_accuracy"]' > /dev/null \
+  || fail "the ELECTRA run has no eval_accuracy" "$TMP/electra.log"
+
 # ---- max_seq_length past the tokenizer's model_max_length: HF's warning, then model_max_length
 cp -r "$ONE80" "$TMP/mml32"
 echo '{"model_max_length": 32}' > "$TMP/mml32/tokenizer_config.json"

@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -227,6 +228,61 @@ TEST_F(Ddp, PackedBatchesNRanksTimesBatchFollowOneRankTimesNBatch) {
   }
   // Not vacuous: the padded run's loss spans pad positions, so it trains other weights.
   EXPECT_GT(max_abs_diff(weights(base + "_padded_1x4"), ref), kWeightTolerance);
+}
+
+// The word embeddings' rows no token touched are skipped by the gradient zeroing, the norm, clipping and
+// AdamW (decay alone); CORETRAIN_DENSE_WORD_GRAD=1 runs those passes over every row as before. The bytes of
+// the weights and of the moments agree: one rank and two (the reduction's union of rows), gradient
+// accumulation, clipping that scales, f32 and bf16.
+TEST_F(Ddp, UntouchedWordEmbeddingRowsAreSkippedExactly) {
+  const std::string base = root_ + "/rows";
+  // The demo tokenizer's vocabulary is nearly all used: the model gets 1,000 rows more (ids no token has, as
+  // a real vocabulary's many rows a fine-tuning set never sees).
+  const std::string model = base + "_model";
+  stdfs::create_directories(model);
+  auto config = read_json(root_ + "/model/config.json");
+  config["vocab_size"] = config["vocab_size"].get<int64_t>() + 1000;
+  ct::fs::write_file_atomic(model + "/config.json", config.dump());
+  auto with_model = [&](std::vector<std::string> a) {
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      if (a[i] == "--config_name") a[i + 1] = model;
+    return a;
+  };
+  const std::vector<std::string> common = {"--save_strategy", "steps", "--save_steps", "6"};
+  struct Case {
+    int world;
+    int64_t batch;
+    std::vector<std::string> extra;
+  };
+  const std::vector<Case> cases = {{1, 4, {}},
+                                   {2, 1, {"--gradient_accumulation_steps", "2", "--max_grad_norm", "0.05"}},
+                                   {1, 4, {"--bf16", "--weight_decay", "0"}},
+                                   {2, 2, {"--bf16"}}};
+  int k = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(k);
+    std::vector<std::string> extra = common;
+    extra.insert(extra.end(), c.extra.begin(), c.extra.end());
+    const std::string sparse = base + std::to_string(k) + "_sparse",
+                      dense = base + std::to_string(k++) + "_dense";
+    run_ranks(c.world, c.world, [&](int) { return with_model(args(sparse, c.batch, extra)); });
+    ::setenv("CORETRAIN_DENSE_WORD_GRAD", "1", 1);
+    run_ranks(c.world, c.world, [&](int) { return with_model(args(dense, c.batch, extra)); });
+    ::unsetenv("CORETRAIN_DENSE_WORD_GRAD");
+    for (const char* file : {"/model.safetensors", "/checkpoint-6/optimizer.safetensors"})
+      EXPECT_TRUE(ct::fs::read_file(sparse + file) == ct::fs::read_file(dense + file)) << file;
+    // Not vacuous: some rows were never touched (their moments are still zero).
+    const auto cfg = ct::model::load_config(sparse + "/config.json");
+    const auto layout = ct::model::make_param_layout(cfg);
+    const auto os = load_optimizer_state(sparse + "/checkpoint-6/optimizer.safetensors", layout.total);
+    int64_t untouched = 0;
+    for (int64_t r = 0; r < cfg.vocab_size; ++r) {
+      const float* m = os.exp_avg.data() + layout.word_emb + r * cfg.hidden_size;
+      untouched += std::all_of(m, m + cfg.hidden_size, [](float x) { return x == 0.0f; });
+    }
+    EXPECT_GT(untouched, 1000);
+    EXPECT_LT(untouched, cfg.vocab_size);
+  }
 }
 
 TEST_F(Ddp, ThreeRanksPadTheEpochAndStayInLockstep) {

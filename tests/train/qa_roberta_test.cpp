@@ -137,8 +137,14 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
       EXPECT_EQ(saved.vocab_size(), 261);
     }
   }
-  // Two ranks of 4 under mpiexec follow one rank of 8 (the packed run above), up to the summation order of
-  // the gradient all-reduce over 30 steps.
+  // Two ranks of 4 under mpiexec follow one rank of 8 (the packed run above) except at each epoch's last
+  // step: the 16 examples make 47 features, which torch's DistributedSampler pads to 48 for two ranks by
+  // repeating the epoch's first feature, so that step trains 8 features (one twice) where one rank trains the
+  // last 7 (data/sampler.h; HF's accelerate fills the last batch the same way). Steps 1-5 agree to 1e-7
+  // relative in the gradient norm, step 6's loss differs by 0.6%, and after 30 steps (5 epochs) train_loss
+  // differs by 3e-4 relative (4.23377 vs 4.23236 when measured). Nothing RoBERTa-specific: any family agrees
+  // to rounding when the feature count is a multiple of the world size or no epoch ends. Hence the loose
+  // bound.
   if (std::system("command -v mpiexec > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpiexec";
   const std::string out2 = root + "/run2";
   const std::string env = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(20000 + ::getpid() % 20000);

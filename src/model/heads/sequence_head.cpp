@@ -1,9 +1,11 @@
 // Heads on each sequence's first token: sequence classification and multiple choice. The families differ
 // only in where dropout sits and which activation follows the dense layer:
 //   BERT (and RoBERTa's multiple choice): pooler.dense -> tanh -> dropout -> classifier
-//   DistilBERT:                           pre_classifier -> ReLU -> dropout(seq_classif_dropout) ->
-//   classifier RoBERTa / XLM-R / CamemBERT:          dropout -> classifier.dense -> tanh -> dropout ->
-//   classifier.out_proj ELECTRA:                              the same with GELU
+//   DistilBERT: pre_classifier -> ReLU -> dropout(seq_classif_dropout) -> classifier
+//   RoBERTa / XLM-R / CamemBERT: dropout -> classifier.dense -> tanh -> dropout -> classifier.out_proj
+//   ELECTRA: the same with GELU
+//   ELECTRA's multiple choice (SequenceSummary): dropout(summary_first_dropout) ->
+//     sequence_summary.summary -> summary_activation -> dropout(summary_last_dropout) -> classifier
 // Sequence classification's loss follows problem_type as transformers picks it (one label: MSE; integer
 // labels: cross-entropy; float labels: BCE with logits); multiple choice is one logit per choice and
 // cross-entropy over each example's choices. DeBERTa-v2's ContextPooler: dropout(pooler_dropout) ->
@@ -168,6 +170,11 @@ class SequenceHead final : public Head {
       act_ = kernels::Activation::relu;
       p_pre_ = 0.0;
       p_post_ = c.seq_classif_dropout;
+    } else if (mc && c.is_electra()) {  // SequenceSummary (checked by make_param_layout)
+      act_ = c.summary_activation == "tanh" ? kernels::Activation::tanh
+                                            : kernels::activation_from_name(c.summary_activation);
+      p_pre_ = c.summary_first_dropout;
+      p_post_ = c.summary_last_dropout;
     } else if (!mc && (c.is_roberta_like() || c.is_electra())) {
       act_ = c.is_electra() ? kernels::Activation::gelu : kernels::Activation::tanh;
       p_pre_ = p_post_ = c.classifier_dropout_or_hidden();
