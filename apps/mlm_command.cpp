@@ -5,16 +5,19 @@
 #include "apps/command.h"
 #include "apps/trainer_shell.h"
 #include "tasks/masked_lm/mlm_args.h"
+#include "tasks/masked_lm/mlm_demo.h"
 #include "tasks/masked_lm/run_mlm.h"
 
 namespace {
 
 int run_mlm_command(int argc, char** argv) {
   return ct::app::run_script_command("mlm", argc, argv, ct::tasks::parse_mlm_args, ct::tasks::mlm_args_help,
-                                     ct::tasks::run_mlm);
+                                     ct::tasks::run_mlm, &ct::tasks::mlm_demo());
 }
 
 }  // namespace
 
-CT_COMMAND("mlm", "masked language modelling on a Hub dataset or txt/csv/json files with run_mlm.py's flags",
+CT_COMMAND("mlm",
+           "masked language modelling on a Hub dataset or txt/csv/json files with run_mlm.py's flags "
+           "(--demo: built-in demo)",
            run_mlm_command);

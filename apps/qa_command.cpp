@@ -11,7 +11,6 @@
 
 #include "apps/command.h"
 #include "apps/trainer_shell.h"
-#include "core/log.h"
 #include "train/run_qa.h"
 #include "train/stop_signal.h"
 #include "train/training_args.h"
@@ -34,26 +33,14 @@ int run_qa_command(int argc, char** argv) {
       "qa", parsed.training,
       [&](const ct::train::DistContext& dist) {
         rank = dist.rank;
-        auto& bs = parsed.training.per_device_train_batch_size;
-        if (parsed.coretrain.demo_global_batch && dist.world > 1 && bs % dist.world == 0) {
-          bs /= dist.world;
-          if (dist.rank == 0)
-            ct::log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ",
-                          bs * dist.world, ")");
-        }
+        ct::app::split_demo_batch(parsed.training.per_device_train_batch_size,
+                                  parsed.coretrain.demo_global_batch, dist);
         return ct::train::run_qa(std::move(parsed), dist);
       },
       &result);
   if (status != 0) return status;
   if (demo && rank == 0 && !result.eval_metrics.empty()) {
-    if (!result.train_metrics.empty()) {
-      const double sps = result.train_metrics.value("train_samples_per_second", 0.0);
-      const double runtime = result.train_metrics.value("train_runtime", 0.0);
-      std::printf(
-          "demo: %d %s, %.1f samples/s (%.1f per rank), gradient communication exposed %.1f%% of %.1f s\n",
-          result.world, result.world == 1 ? "process" : "ranks", sps, sps / result.world,
-          runtime > 0 ? 100.0 * result.comm_exposed_seconds / runtime : 0.0, runtime);
-    }
+    ct::app::print_demo_result(result, "");
     std::printf("demo: exact_match %.2f  f1 %.2f on %lld held-out features\n",
                 result.eval_metrics.value("eval_exact_match", 0.0), result.eval_metrics.value("eval_f1", 0.0),
                 static_cast<long long>(result.eval_metrics.value("eval_samples", int64_t{0})));

@@ -5,15 +5,18 @@
 #include "apps/trainer_shell.h"
 #include "tasks/multiple_choice/run_swag.h"
 #include "tasks/multiple_choice/swag_args.h"
+#include "tasks/multiple_choice/swag_demo.h"
 
 namespace {
 
 int run_swag_command(int argc, char** argv) {
   return ct::app::run_script_command("swag", argc, argv, ct::tasks::parse_swag_args,
-                                     ct::tasks::swag_args_help, ct::tasks::run_swag);
+                                     ct::tasks::swag_args_help, ct::tasks::run_swag, &ct::tasks::swag_demo());
 }
 
 }  // namespace
 
-CT_COMMAND("swag", "fine-tune multiple choice on SWAG or csv/json files with run_swag.py's flags",
-           run_swag_command);
+CT_COMMAND(
+    "swag",
+    "fine-tune multiple choice on SWAG or csv/json files with run_swag.py's flags (--demo: built-in demo)",
+    run_swag_command);

@@ -1,9 +1,11 @@
 #include "apps/trainer_shell.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "apps/command.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "train/stop_signal.h"
 #include "train/threads.h"
@@ -47,6 +49,46 @@ int run_training_command(const std::string& name, train::TrainingArguments& t,
     return report_error(name, e);
   }
   return 0;
+}
+
+void split_demo_batch(int64_t& bs, bool global, const train::DistContext& dist) {
+  if (!global || dist.world <= 1 || bs % dist.world != 0) return;
+  bs /= dist.world;
+  if (dist.rank == 0)
+    log::info("demo: ", dist.world, " ranks x batch ", bs, " (the demo's global batch of ", bs * dist.world,
+              ")");
+}
+
+void on_node_writer(const train::DistContext& dist, const std::function<void()>& write) {
+  std::string error;
+  if (dist.local_rank == 0) {
+    try {
+      write();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  // Doubles as the wait: no rank reads the files before its node's writer is done.
+  const auto failed = train::allgather_u64(dist, error.empty() ? 0 : 1);
+  if (!error.empty()) throw Error(error);
+  for (int r = 0; r < dist.world; ++r)
+    if (failed[static_cast<size_t>(r)])
+      fail("rank ", r, " could not write the demo's files; its error says why");
+}
+
+void print_demo_result(const train::RunResult& result, const std::string& metric) {
+  if (!result.train_metrics.empty()) {
+    const double sps = result.train_metrics.value("train_samples_per_second", 0.0);
+    const double runtime = result.train_metrics.value("train_runtime", 0.0);
+    std::printf(
+        "demo: %d %s, %.1f samples/s (%.1f per rank), gradient communication exposed %.1f%% of %.1f s\n",
+        result.world, result.world == 1 ? "process" : "ranks", sps, sps / result.world,
+        runtime > 0 ? 100.0 * result.comm_exposed_seconds / runtime : 0.0, runtime);
+  }
+  if (!metric.empty() && result.eval_metrics.contains(metric))
+    std::printf("demo: %s %.4f on %lld held-out examples\n", metric.c_str(),
+                result.eval_metrics.value(metric, 0.0),
+                static_cast<long long>(result.eval_metrics.value("eval_samples", int64_t{0})));
 }
 
 }  // namespace ct::app

@@ -383,6 +383,16 @@ DemoData generate_demo_data(const DemoOptions& o) {
   return d;
 }
 
+namespace {
+std::vector<std::string> vocab_of(const std::set<std::string>& words) {
+  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  for (const auto& w : words) {
+    if (std::find(vocab.begin(), vocab.end(), w) == vocab.end()) vocab.push_back(w);
+  }
+  return vocab;
+}
+}  // namespace
+
 std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples) {
   std::set<std::string> words;
   const std::string* last_context = nullptr;
@@ -391,11 +401,13 @@ std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples) 
     last_context = &e.context;
     collect_words(e.question, words);
   }
-  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-  for (const auto& w : words) {
-    if (std::find(vocab.begin(), vocab.end(), w) == vocab.end()) vocab.push_back(w);
-  }
-  return vocab;
+  return vocab_of(words);
+}
+
+std::vector<std::string> build_word_vocab(const std::vector<std::string>& texts) {
+  std::set<std::string> words;
+  for (const auto& t : texts) collect_words(t, words);
+  return vocab_of(words);
 }
 
 std::string squad_json(const std::vector<Example>& examples) {

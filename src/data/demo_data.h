@@ -42,6 +42,8 @@ DemoData generate_demo_data(const DemoOptions& options);
 // Whole-word vocabulary of the texts as an uncased BERT tokenizer splits and normalizes them (whitespace and
 // punctuation split, accents stripped, lower-cased), after [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, sorted.
 std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples);
+// The same vocabulary over plain texts (the task commands' demos).
+std::vector<std::string> build_word_vocab(const std::vector<std::string>& texts);
 
 // SQuAD v1.1 nested JSON (v2's is_impossible written when any example has it); consecutive examples sharing a
 // context form one paragraph, consecutive paragraphs sharing a title one article. Written atomically.

@@ -49,4 +49,49 @@ void add_debug_flags(train::ArgParser& p, std::string& dump_eval_features, std::
         "MLM with that epoch's masks) to FILE, in --dump_eval_features' format");
 }
 
+void add_demo_flag(train::ArgParser& p, bool& demo) {
+  p.add("demo", &demo,
+        "coretrain: built-in demo (generated data with a learnable signal, a small BERT from random init, "
+        "train + eval; any flag overrides a demo default)");
+}
+
+bool demo_requested(const std::vector<std::string>& argv) {
+  for (const auto& a : argv)
+    if (a == "--demo" || a == "--demo=true" || a == "--demo=True") return true;
+  return false;
+}
+
+void apply_demo_training_defaults(train::TrainingArguments& t, const std::string& command) {
+  t.output_dir = "demo-out-" + command;
+  t.do_train = true;
+  t.do_eval = true;
+  // The demo's files go into output_dir before the run starts; a rerun regenerates them and starts over.
+  t.overwrite_output_dir = true;
+  t.save_strategy = "no";
+  t.logging_steps = 50;
+  t.warmup_ratio = 0.1;
+  t.weight_decay = 0.01;
+  t.per_device_train_batch_size = 32;  // a global batch: N ranks take 1/N of it each
+  t.per_device_eval_batch_size = 64;
+  t.learning_rate = 2e-3;
+  t.num_train_epochs = 3;
+}
+
+std::string demo_folder(const train::TrainingArguments& t) {
+  return t.output_dir + "/demo_data";
+}
+
+void use_demo_model(train::ModelArguments& m, const std::string& dir) {
+  if (!m.model_name_or_path.empty()) return;
+  if (m.config_name.empty()) m.config_name = dir;
+  if (m.tokenizer_name.empty()) m.tokenizer_name = dir;
+}
+
+bool gives_flag(const std::vector<std::string>& argv, const std::string& flag) {
+  const std::string f = "--" + flag;
+  for (const auto& a : argv)
+    if (a == f || a.rfind(f + "=", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace ct::tasks

@@ -33,6 +33,21 @@ struct ScriptArguments {
   std::string dump_train_features;  // coretrain debug flag: the first epoch's training features, likewise
   std::vector<std::string> notes;   // flags accepted under an old name, and the like
   bool help = false;
+  bool demo = false;               // coretrain --demo: generated data, a small model from random init
+  bool demo_global_batch = false;  // set by the parser: the demo's train batch is split over the ranks
+};
+
+// A command's `--demo`: a generated task with a learnable signal, written as the files the command reads, so
+// the rest is an ordinary run from random init (the model and tokenizer in the same folder).
+template <class Data>
+struct TaskDemo {
+  const char* metric;  // the eval_results.json key the demo prints
+  // Before parsing, after the shared demo defaults (may be null): any flag given still overrides.
+  void (*defaults)(ScriptArguments<Data>&);
+  // After parsing, before validation: point the data flags the user left empty at `dir`.
+  void (*files)(ScriptArguments<Data>&, const std::string& dir);
+  // Generate the data into the files `files` named, and the tokenizer and config.json into `dir`.
+  void (*write)(const ScriptArguments<Data>&, const std::string& dir);
 };
 
 // Fails naming the flag unless `path` ends in one of `extensions` (as the scripts' __post_init__ asserts).
@@ -57,38 +72,67 @@ void validate_common(train::ModelArguments& model, train::TrainingArguments& tra
 void add_debug_flags(train::ArgParser& parser, std::string& dump_eval_features,
                      std::string& dump_train_features);
 
+// The demo's pieces every command shares.
+bool demo_requested(const std::vector<std::string>& argv);
+// Output folder demo-out-{command}, train + eval, batch 32 at lr 2e-3 for 3 epochs, no checkpoints (before
+// the task's defaults).
+void apply_demo_training_defaults(train::TrainingArguments& training, const std::string& command);
+// <output_dir>/demo_data; the model config and tokenizer come from there unless a flag names them.
+std::string demo_folder(const train::TrainingArguments& training);
+void use_demo_model(train::ModelArguments& model, const std::string& dir);
+// True when `argv` gives --flag (as "--flag value" or "--flag=value").
+bool gives_flag(const std::vector<std::string>& argv, const std::string& flag);
+
+// --demo (coretrain's own).
+void add_demo_flag(train::ArgParser& parser, bool& demo);
+
 // Parses `argv` for `command`: `add_flags` registers the script's flags on the parser (after the model's
 // common ones and before TrainingArguments'), `validate` runs the script's __post_init__ unless --help was
-// asked.
+// asked. With `demo` the command takes --demo.
 template <class Data>
 ScriptArguments<Data> parse_script_args(
     const std::string& command, const std::vector<std::string>& argv,
     const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
-    const std::function<void(ScriptArguments<Data>&)>& validate) {
+    const std::function<void(ScriptArguments<Data>&)>& validate, const TaskDemo<Data>* demo = nullptr) {
   ScriptArguments<Data> a;
+  if (demo && demo_requested(argv)) {
+    apply_demo_training_defaults(a.training, command);
+    a.data.max_seq_length = 64;  // the generated texts are short; every batch padded to its longest
+    a.data.pad_to_max_length = false;
+    if (demo->defaults) demo->defaults(a);
+  }
   train::ArgParser p(command);
   train::add_model_args(p, a.model);
   add_flags(p, a);
   add_debug_flags(p, a.dump_eval_features, a.dump_train_features);
+  if (demo) add_demo_flag(p, a.demo);
   train::add_training_args(p, a.training);
   a.help = !p.parse(argv, &a.notes);
-  if (!a.help) validate(a);
+  if (a.help) return a;
+  if (a.demo) {
+    const std::string dir = demo_folder(a.training);
+    use_demo_model(a.model, dir);
+    demo->files(a, dir);
+    a.demo_global_batch = !gives_flag(argv, "per_device_train_batch_size");
+  }
+  validate(a);
   return a;
 }
 
 template <class Data>
-std::string script_args_help(
-    const std::string& command, const std::string& script,
-    const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags) {
+std::string script_args_help(const std::string& command, const std::string& script,
+                             const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
+                             bool with_demo = false) {
   ScriptArguments<Data> defaults;
   train::ArgParser p(command);
   train::add_model_args(p, defaults.model);
   add_flags(p, defaults);
   add_debug_flags(p, defaults.dump_eval_features, defaults.dump_train_features);
+  if (with_demo) add_demo_flag(p, defaults.demo);
   train::add_training_args(p, defaults.training);
-  return p.help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command +
-                " args.json\n\nFlags keep the names and defaults of HF " + script +
-                " and TrainingArguments.\n\n");
+  return p.help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command + " args.json" +
+                (with_demo ? " | coretrain " + command + " --demo" : std::string()) +
+                "\n\nFlags keep the names and defaults of HF " + script + " and TrainingArguments.\n\n");
 }
 
 }  // namespace ct::tasks

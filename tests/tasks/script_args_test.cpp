@@ -167,3 +167,27 @@ TEST(ScriptArgs, JsonArgvAndHelp) {
   EXPECT_THAT(ct::tasks::swag_args_help(), HasSubstr("HF run_swag.py"));
   EXPECT_TRUE(ct::tasks::parse_swag_args({"--help"}).help);
 }
+
+// --demo: the demo's defaults under the flags given, the data and model pointed at <output_dir>/demo_data/,
+// and the batch a global one unless --per_device_train_batch_size is given.
+TEST(ScriptArgs, Demo) {
+  const auto g = ct::tasks::parse_glue_args({"--demo", "--output_dir", "/tmp/d", "--num_train_epochs", "1"});
+  EXPECT_TRUE(g.demo);
+  EXPECT_TRUE(g.demo_global_batch);
+  EXPECT_TRUE(g.training.do_train && g.training.do_eval && g.training.overwrite_output_dir);
+  EXPECT_DOUBLE_EQ(1, g.training.num_train_epochs);  // the flag over the demo's 3
+  EXPECT_EQ(32, g.training.per_device_train_batch_size);
+  EXPECT_FALSE(g.data.pad_to_max_length);
+  EXPECT_EQ("/tmp/d/demo_data/train.json", g.data.train_file);
+  EXPECT_EQ("/tmp/d/demo_data", g.model.config_name);
+  EXPECT_EQ("/tmp/d/demo_data", g.model.tokenizer_name);
+  const auto m = ct::tasks::parse_mlm_args({"--demo", "--per_device_train_batch_size=8"});
+  EXPECT_FALSE(m.demo_global_batch);
+  EXPECT_EQ("demo-out-mlm/demo_data/validation.txt", m.data.validation_file);
+  EXPECT_EQ(32, m.data.max_seq_length);
+  const auto n = ct::tasks::parse_ner_args({"--demo", "--model_name_or_path", "x", "--train_file", "t.json"});
+  EXPECT_EQ("", n.model.config_name);  // a model given: the demo trains it
+  EXPECT_EQ("t.json", n.data.train_file);
+  EXPECT_FALSE(ct::tasks::parse_swag_args({"--model_name_or_path", "x", "--output_dir", "o"}).demo);
+  EXPECT_THAT(ct::tasks::classification_args_help(), HasSubstr("coretrain classification --demo"));
+}

@@ -1,4 +1,5 @@
 #include "tasks/masked_lm/mlm_args.h"
+#include "tasks/masked_lm/mlm_demo.h"
 
 #include "core/error.h"
 
@@ -57,11 +58,11 @@ void validate(MlmArguments& a) {
 }  // namespace
 
 MlmArguments parse_mlm_args(const std::vector<std::string>& argv) {
-  return parse_script_args<MlmDataArguments>("mlm", argv, add_flags, validate);
+  return parse_script_args<MlmDataArguments>("mlm", argv, add_flags, validate, &mlm_demo());
 }
 
 std::string mlm_args_help() {
-  return script_args_help<MlmDataArguments>("mlm", "run_mlm.py", add_flags);
+  return script_args_help<MlmDataArguments>("mlm", "run_mlm.py", add_flags, true);
 }
 
 }  // namespace ct::tasks

@@ -1,4 +1,5 @@
 #include "tasks/multiple_choice/swag_args.h"
+#include "tasks/multiple_choice/swag_demo.h"
 
 #include "core/error.h"
 
@@ -23,7 +24,7 @@ void add_flags(train::ArgParser& p, SwagArguments& a) {
 
 void validate(SwagArguments& a) {
   auto& d = a.data;
-  validate_common(a.model, a.training, false, &a.notes);
+  validate_common(a.model, a.training, a.demo, &a.notes);
   if (!d.train_file.empty()) check_extension("train_file", d.train_file, {"csv", "json"});
   if (!d.validation_file.empty()) check_extension("validation_file", d.validation_file, {"csv", "json"});
   CT_CHECK(d.max_seq_length == -1 || d.max_seq_length > 0, "--max_seq_length: must be > 0, got ",
@@ -34,11 +35,11 @@ void validate(SwagArguments& a) {
 }  // namespace
 
 SwagArguments parse_swag_args(const std::vector<std::string>& argv) {
-  return parse_script_args<SwagDataArguments>("swag", argv, add_flags, validate);
+  return parse_script_args<SwagDataArguments>("swag", argv, add_flags, validate, &swag_demo());
 }
 
 std::string swag_args_help() {
-  return script_args_help<SwagDataArguments>("swag", "run_swag.py", add_flags);
+  return script_args_help<SwagDataArguments>("swag", "run_swag.py", add_flags, true);
 }
 
 }  // namespace ct::tasks

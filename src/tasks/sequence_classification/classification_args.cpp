@@ -1,4 +1,5 @@
 #include "tasks/sequence_classification/classification_args.h"
+#include "tasks/sequence_classification/sequence_demo.h"
 
 #include "core/error.h"
 
@@ -42,7 +43,7 @@ void add_flags(train::ArgParser& p, ClassificationArguments& a) {
 
 void validate(ClassificationArguments& a) {
   auto& d = a.data;
-  validate_common(a.model, a.training, false, &a.notes);
+  validate_common(a.model, a.training, a.demo, &a.notes);
   if (d.dataset_name.empty()) {
     check_train_validation_pair(
         d.train_file, d.validation_file,
@@ -73,11 +74,13 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 ClassificationArguments parse_classification_args(const std::vector<std::string>& argv) {
-  return parse_script_args<ClassificationDataArguments>("classification", argv, add_flags, validate);
+  return parse_script_args<ClassificationDataArguments>("classification", argv, add_flags, validate,
+                                                        &classification_demo());
 }
 
 std::string classification_args_help() {
-  return script_args_help<ClassificationDataArguments>("classification", "run_classification.py", add_flags);
+  return script_args_help<ClassificationDataArguments>("classification", "run_classification.py", add_flags,
+                                                       true);
 }
 
 }  // namespace ct::tasks

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "tasks/metrics/glue_metric.h"
+#include "tasks/sequence_classification/sequence_demo.h"
 
 namespace ct::tasks {
 namespace {
@@ -33,7 +34,7 @@ void add_flags(train::ArgParser& p, GlueArguments& a) {
 
 void validate(GlueArguments& a) {
   auto& d = a.data;
-  validate_common(a.model, a.training, false, &a.notes);
+  validate_common(a.model, a.training, a.demo, &a.notes);
   for (char& c : d.task_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!d.task_name.empty()) {
     CT_CHECK(is_glue_task(d.task_name), "--task_name ", d.task_name, ": unknown task, pick one of ",
@@ -53,11 +54,11 @@ void validate(GlueArguments& a) {
 }  // namespace
 
 GlueArguments parse_glue_args(const std::vector<std::string>& argv) {
-  return parse_script_args<GlueDataArguments>("glue", argv, add_flags, validate);
+  return parse_script_args<GlueDataArguments>("glue", argv, add_flags, validate, &glue_demo());
 }
 
 std::string glue_args_help() {
-  return script_args_help<GlueDataArguments>("glue", "run_glue.py", add_flags);
+  return script_args_help<GlueDataArguments>("glue", "run_glue.py", add_flags, true);
 }
 
 }  // namespace ct::tasks

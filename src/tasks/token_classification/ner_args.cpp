@@ -1,4 +1,5 @@
 #include "tasks/token_classification/ner_args.h"
+#include "tasks/token_classification/ner_demo.h"
 
 #include <cctype>
 
@@ -38,7 +39,7 @@ void add_flags(train::ArgParser& p, NerArguments& a) {
 
 void validate(NerArguments& a) {
   auto& d = a.data;
-  validate_common(a.model, a.training, false, &a.notes);
+  validate_common(a.model, a.training, a.demo, &a.notes);
   CT_CHECK(!d.dataset_name.empty() || !d.train_file.empty() || !d.validation_file.empty(),
            "need either a dataset name (--dataset_name) or a training/validation file (--train_file, "
            "--validation_file)");
@@ -55,11 +56,11 @@ void validate(NerArguments& a) {
 }  // namespace
 
 NerArguments parse_ner_args(const std::vector<std::string>& argv) {
-  return parse_script_args<NerDataArguments>("ner", argv, add_flags, validate);
+  return parse_script_args<NerDataArguments>("ner", argv, add_flags, validate, &ner_demo());
 }
 
 std::string ner_args_help() {
-  return script_args_help<NerDataArguments>("ner", "run_ner.py", add_flags);
+  return script_args_help<NerDataArguments>("ner", "run_ner.py", add_flags, true);
 }
 
 }  // namespace ct::tasks
