@@ -11,19 +11,13 @@
 #   swag: --max_train_samples rebuilds the train split only.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../train/ddp_lib.sh"
+source "$HERE/task_lib.sh"
 CASE=$1
 ct_setup "cache_$CASE" "$2"
 TOOL=$3
 export MASTER_ADDR=127.0.0.1
 CACHE="$HF_DATASETS_CACHE/coretrain-features"
 
-model() {  # model DIR HEAD
-  mkdir -p "$1"
-  printf '{"model_type":"bert","vocab_size":391,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":2,%s}\n' \
-    '"intermediate_size":64,"type_vocab_size":2,"max_position_embeddings":64' > "$TMP/config.json"
-  "$TOOL" init "$TMP/config.json" "$1" "$2" 7 > "$TMP/init.log" 2>&1 || fail "ct_checkpoint_tool init $2" "$TMP/init.log"
-  cp "$HERE/../text/data/tokenizers/bert.json" "$1/tokenizer.json"
-}
 run() {  # run NAME ARGS...: one process into $TMP/NAME, log $TMP/NAME.log
   local name=$1
   shift
@@ -35,16 +29,6 @@ cached() { grep -c " features from the cache " "$TMP/$1.log" || true; }
 expect() {  # expect NAME BUILT CACHED: how many splits the run built and read from the cache
   [ "$(built "$1")" = "$2" ] && [ "$(cached "$1")" = "$3" ] \
     || fail "$1: built $(built "$1") and read $(cached "$1") splits from the cache, expected $2 and $3" "$TMP/$1.log"
-}
-same_metrics() {  # same_metrics A B: every metric of A's all_results.json in B's, equal (timings aside)
-  "$PY" - "$TMP/$1/all_results.json" "$TMP/$2/all_results.json" <<'EOF' || fail "$1 and $2 end differently"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-keys = [k for k in a if "runtime" not in k and "per_second" not in k and k != "total_flos"]
-diff = [(k, a[k], b.get(k)) for k in keys if a[k] != b.get(k)]
-print("compared", len(keys), "metrics:", ", ".join(keys))
-sys.exit(1 if diff or len(keys) < 3 else 0)
-EOF
 }
 files() { ls "$CACHE" 2>/dev/null | grep -c '\.bin$' || true; }
 csv_rows() {  # csv_rows N SEED: sentence1,sentence2,label; yes when sentence1 holds "hello"
@@ -67,7 +51,7 @@ glue)
   [ "$(files)" = 2 ] || fail "expected 2 cache files in $CACHE, found $(files)" "$TMP/first.log"
   run second "${G[@]}"
   expect second 0 2
-  same_metrics first second
+  same_metrics "$TMP/first/all_results.json" "$TMP/second/all_results.json"
   run longer "${G[@]}" --max_seq_length 24
   expect longer 2 0
   csv_rows 17 2 > "$TMP/dev.csv"
@@ -121,7 +105,7 @@ ner)
   expect first 2 0
   run second "${N[@]}"
   expect second 0 2
-  same_metrics first second
+  same_metrics "$TMP/first/all_results.json" "$TMP/second/all_results.json"
   run all_tokens "${N[@]}" --label_all_tokens
   expect all_tokens 2 0
   ;;
@@ -139,7 +123,7 @@ mlm)
   expect first 2 0
   run second "${M[@]}"
   expect second 0 2
-  same_metrics first second
+  same_metrics "$TMP/first/all_results.json" "$TMP/second/all_results.json"
   run lines "${M[@]}" --line_by_line
   expect lines 2 0
   echo "hello world hello world" >> "$TMP/train.txt"
@@ -161,7 +145,7 @@ swag)
   expect first 2 0
   run second "${S[@]}"
   expect second 0 2
-  same_metrics first second
+  same_metrics "$TMP/first/all_results.json" "$TMP/second/all_results.json"
   run fewer "${S[@]}" --max_train_samples 20
   expect fewer 1 1
   ;;

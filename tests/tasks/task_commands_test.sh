@@ -30,19 +30,12 @@
 #     server gone: the same metrics, features from the cache.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../train/ddp_lib.sh"
+source "$HERE/task_lib.sh"
 CASE=$1
 ct_setup "task_$CASE" "$2"
 TOOL=$3
 export MASTER_ADDR=127.0.0.1
 
-# A tiny BERT checkpoint with a HEAD and the fixture tokenizer.
-model() {  # model DIR HEAD [POSITIONS]
-  mkdir -p "$1"
-  printf '{"model_type":"bert","vocab_size":391,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":2,%s%s}\n' \
-    '"intermediate_size":64,"type_vocab_size":2,"max_position_embeddings":' "${3:-64}" > "$TMP/config.json"
-  "$TOOL" init "$TMP/config.json" "$1" "$2" 7 || fail "ct_checkpoint_tool init $2"
-  cp "$HERE/../text/data/tokenizers/bert.json" "$1/tokenizer.json"
-}
 run() {  # run LOG ARGS...: one process
   local log=$1
   shift
@@ -88,17 +81,6 @@ start_hub() {  # the fake Hub over $TMP/hub, HF_ENDPOINT pointing at it, its pid
 stop_hub() {
   kill "$HUB_PID" 2>/dev/null || true
   wait "$HUB_PID" 2>/dev/null || true
-}
-same_metrics() {  # same_metrics A B: every metric of all_results.json A equal in B (timings aside)
-  "$PY" - "$1" "$2" <<'EOF' || fail "$1 and $2 differ"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-keys = [k for k in a if "runtime" not in k and "per_second" not in k and k != "total_flos"]
-diff = [(k, a[k], b.get(k)) for k in keys if a[k] != b.get(k)]
-if diff:
-    print("differ:", diff)
-sys.exit(1 if diff or len(keys) < 3 else 0)
-EOF
 }
 from_cache() {  # from_cache LOG N: N splits' features read from the feature cache, none built
   [ "$(grep -c ' features from the cache ' "$1")" = "$2" ] && ! grep -q ': built [0-9]* features in' "$1" \
