@@ -21,7 +21,7 @@ class Hasher {
       mix(w);
     }
     uint64_t tail = 0;
-    std::memcpy(&tail, p + i, n - i);
+    if (n > i) std::memcpy(&tail, p + i, n - i);  // an empty vector's data() may be null: no memcpy from it
     mix(tail ^ (static_cast<uint64_t>(n - i) << 56));
     return *this;
   }
