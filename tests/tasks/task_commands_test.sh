@@ -70,6 +70,10 @@ glue_data() {  # train.csv, dev.csv, test.csv: yes when sentence1 holds "hello" 
   done
 }
 
+hub_env() {  # online, no token, the Hub and datasets caches under $TMP (none of the caller's settings leak in)
+  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
+  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+}
 start_hub() {  # the fake Hub over $TMP/hub, HF_ENDPOINT pointing at it, its pid in $HUB_PID
   "$PY" "$HERE/../hub/fake_hub.py" "$TMP/hub" "$TMP/port" > "$TMP/hub.log" 2>&1 &
   HUB_PID=$!
@@ -213,8 +217,7 @@ ner)
   ;;
 ner_hub)
   model "$TMP/m" token-cls
-  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
-  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  hub_env
   C="$TMP/hub/datasets/eriktks/conll2003/data"
   mkdir -p "$C"
   for s in train validation test; do cp "$HERE/../parquet/data/conll.parquet" "$C/$s-00000-of-00001.parquet"; done
@@ -236,8 +239,7 @@ ner_hub)
 glue_hub)
   # The issue's seed-style command, with the model and GLUE both from the fake Hub, under mpiexec -n 2.
   model "$TMP/hub/google-bert/bert-base-cased" seq-cls 130
-  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
-  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  hub_env
   # nyu-mll/glue's mrpc config, as json lines with the ClassLabel names in the card's dataset_info.
   G="$TMP/hub/datasets/nyu-mll/glue"
   mkdir -p "$G/mrpc"
@@ -341,8 +343,7 @@ families)
     || fail "modernbert config.json: $(cat "$TMP/modernbert-out/config.json")"
   ;;
 mlm_hub)
-  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
-  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  hub_env
   # FacebookAI/roberta-base in miniature: byte-level BPE (the 256 byte symbols after RoBERTa's specials, no
   # merges) with model_max_length 64, so run_mlm's default max_seq_length is 64.
   R="$TMP/hub/FacebookAI/roberta-base"
@@ -398,8 +399,7 @@ EOF
   ;;
 imdb_hub)
   model "$TMP/m" seq-cls
-  unset HF_HUB_OFFLINE HF_DATASETS_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN 2>/dev/null || true
-  export HF_HOME="$TMP/hf_home" HF_HUB_CACHE="$TMP/cache"
+  hub_env
   # stanfordnlp/imdb's layout: config plain_text, splits train, test and unsupervised (no validation).
   I="$TMP/hub/datasets/stanfordnlp/imdb"
   mkdir -p "$I/plain_text"
