@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo_commands_test.sh CASE CORETRAIN: `coretrain CASE --demo --output_dir DIR`, nothing else given, generates
 # its data, tokenizer and config under DIR/demo_data/, trains a small BERT from random init and reaches its
-# metric (eval_results.json) clearly above chance, printing it; a flag given overrides a demo default.
+# metric (eval_results.json) clearly above chance, printing it; a flag given overrides a demo default; an
+# unwritable --output_dir or --dump_train_features path is one error line naming it.
 #   glue (eval_accuracy >= 0.9), classification (multi-label eval_f1 >= 0.9), ner (eval_f1 >= 0.9),
 #   mlm (eval_accuracy >= 0.8 over a 12-word counting ring; chance 1/12), swag (eval_accuracy >= 0.9).
 #   glue_ddp: 2 ranks under mpiexec split the demo's global batch (16 each) and end at 1 process's eval_loss
@@ -43,6 +44,19 @@ glue | classification | ner | mlm | swag)
   demo "$CASE" "$TMP/short" --max_steps 2 --per_device_train_batch_size 4
   [ "$(json "$TMP/short/trainer_state.json" 'str(j["global_step"]) + " " + str(j["train_batch_size"])')" = "2 4" ] \
     || fail "--max_steps 2 --per_device_train_batch_size 4 did not override the demo's" "$TMP/short.log"
+  # Paths the demo cannot write: one error line naming the flag or the file, a non-zero exit.
+  bad() {  # bad PATTERN ARGS...
+    local pat=$1
+    shift
+    if timeout -k 5 "$LIMIT" "$BIN" "$CASE" --demo --disable_tqdm "$@" > "$TMP/bad.log" 2>&1; then
+      fail "expected an error for $*" "$TMP/bad.log"
+    fi
+    [ "$(grep -c 'error:' "$TMP/bad.log")" = 1 ] && grep -q "error: .*$pat" "$TMP/bad.log" \
+      || fail "expected one error line matching '$pat'" "$TMP/bad.log"
+  }
+  bad "--output_dir: cannot create /proc/nope/out/demo_data" --output_dir /proc/nope/out
+  bad "/proc/nope/train.json: cannot create" --output_dir "$TMP/dump" --max_steps 1 \
+    --dump_train_features /proc/nope/train.json
   ;;
 glue_ddp)
   demo glue "$TMP/one" --pad_to_max_length --max_seq_length 32
