@@ -32,6 +32,7 @@
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "kernels/philox_lanes.h"
 #include "kernels/relative_position.h"
 #include "kernels/vec_math.h"
 #include "model/encoder_model.h"
@@ -64,6 +65,44 @@ struct Operand {
   int64_t ld, stride;
   bool trans;
 };
+
+// One row of dropped probabilities for the P V product (and V's gradient): y = dropout(x) in f32, or only its
+// bf16 copy yb in bf16 mode. Called inside the per-head parallel loops, so it opens no parallel region of its
+// own; with rs.p == 0 it only converts (yb) or copies (y).
+void dropped_row(float* y, bf16* yb, const float* x, int64_t len, const kernels::DropoutSite& rs) {
+  if (rs.p == 0.0f) {
+    if (yb) {
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) yb[j] = ct::to_bf16(x[j]);
+    } else {
+      std::memcpy(y, x, sizeof(float) * static_cast<size_t>(len));
+    }
+    return;
+  }
+  kernels::for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, 0, len, [&](int64_t j, float keep) {
+    if (yb) {
+      yb[j] = ct::to_bf16(x[j] * keep);
+    } else {
+      y[j] = x[j] * keep;
+    }
+  });
+}
+
+// Attention dropout with the padded layout's counters: probs[b, h, i, j] at ((b NH + h) T + i) T + j, or at
+// (h T + i) T + j of sequence b's own stream when the site has row streams.
+kernels::DropoutSite attn_row_site(const kernels::DropoutSite& site, int64_t b, int64_t h, int64_t i,
+                                   int64_t NH, int64_t T) {
+  kernels::DropoutSite rs = site;
+  if (rs.row_streams) {
+    rs.stream = rs.row_streams[b];
+    rs.row_streams = nullptr;
+    rs.row_elems = 0;
+    rs.offset += static_cast<uint64_t>((h * T + i) * T);
+  } else {
+    rs.offset += static_cast<uint64_t>(((b * NH + h) * T + i) * T);
+  }
+  return rs;
+}
 
 // C[h] (+)= alpha * op(A[h]) op(B[h]) for h < batch: the per-head products, operands both of `dt`, C f32.
 void bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const Operand& a, const Operand& b, float* c,
@@ -120,8 +159,8 @@ struct EncoderModel::DebertaState {
   std::vector<float> rel_mean, rel_rstd;
   std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
-  std::vector<float> c2p, p2c, pd, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
-  std::vector<bf16> pd_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
+  std::vector<float> c2p, p2c, pd, ds, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
+  std::vector<bf16> pd_b, ds_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
 
   int64_t rows(int64_t b) const { return cu.empty() ? T : cu[b + 1] - cu[b]; }
   int64_t row0(int64_t b) const { return cu.empty() ? b * T : cu[b]; }
@@ -370,6 +409,10 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
               {a.qr.mm(lowp, lo_row * H), H, D, true}, s.p2c.data() + lo_row, W, ldp, dt, 1.0f, false);
       }
       const float* m = s.mask.empty() ? nullptr : s.mask.data() + r0;
+      // P V reads dropout(probs): f32 rows of s.pd, bf16 rows of s.pd_b, or the probabilities themselves.
+      const bool drop = attn_site.p > 0.0f;
+      float* pd = drop && !lowp ? s.pd.data() : nullptr;
+      bf16* pd_b = lowp ? s.pd_b.data() : nullptr;
 #pragma omp parallel for schedule(static)
       for (int64_t h = 0; h < NH; ++h) {
         float* Sh = S + h * len * len;
@@ -377,55 +420,39 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
           kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
                                              p2c ? s.p2c.data() + h * ldp : nullptr, W, tbl, len, span,
                                              inv_scale);
-        // XSoftmax: masked keys get probability 0, a masked query's row is all 0.
+        // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
+        // bf16 copy) follows its softmax while the row is in cache.
         for (int64_t i = 0; i < len; ++i) {
           float* row = Sh + i * len;
           if (m && m[i] == 0.0f) {
             std::fill(row, row + len, 0.0f);
-            continue;
-          }
-          // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
-          if (m) {
+          } else {
+            // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
+            if (m) {
 #pragma omp simd
-            for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
-          }
-          float mx = kLowest;
+              for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
+            }
+            float mx = kLowest;
 #pragma omp simd reduction(max : mx)
-          for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-          float sum = 0.0f;
+            for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+            float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-          for (int64_t j = 0; j < len; ++j) {
-            row[j] = kernels::fast_exp(row[j] - mx);
-            sum += row[j];
-          }
-          const float inv = 1.0f / sum;
+            for (int64_t j = 0; j < len; ++j) {
+              row[j] = kernels::fast_exp(row[j] - mx);
+              sum += row[j];
+            }
+            const float inv = 1.0f / sum;
 #pragma omp simd
-          for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+            for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+          }
+          const int64_t o = (h * len + i) * len;
+          if (pd || pd_b)
+            dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, row, len,
+                        attn_row_site(attn_site, b, h, i, NH, T));
         }
       }
-      // Attention dropout with the padded layout's counters: probs[b, h, i, j] at ((b NH + h) T + i) T + j.
-      const float* PD = S;
-      if (attn_site.p > 0.0f) {
-        for (int64_t h = 0; h < NH; ++h)
-          for (int64_t i = 0; i < len; ++i) {
-            kernels::DropoutSite rs = attn_site;
-            if (rs.row_streams) {
-              rs.stream = rs.row_streams[b];
-              rs.row_streams = nullptr;
-              rs.row_elems = 0;
-              rs.offset += static_cast<uint64_t>((h * T + i) * T);
-            } else {
-              rs.offset += static_cast<uint64_t>(((b * NH + h) * T + i) * T);
-            }
-            apply_dropout(s.pd.data() + (h * len + i) * len, nullptr, S + (h * len + i) * len, len, rs);
-          }
-        PD = s.pd.data();
-      }
-      const void* PDmm = PD;
-      if (lowp) {
-        to_bf16(s.pd_b.data(), PD, NH * len * len);
-        PDmm = s.pd_b.data();
-      }
+      const void* PDmm =
+          lowp ? static_cast<const void*>(s.pd_b.data()) : static_cast<const void*>(drop ? s.pd.data() : S);
       bmm(NH, len, D, len, {PDmm, len, len * len, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, false},
           a.ctx.f.data() + r0 * H, H, D, dt, 1.0f, false);
     }
@@ -541,8 +568,11 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     if (c2p) resize(s.c2p_b, pos_elems);
     if (p2c) resize(s.p2c_b, pos_elems);
   }
-  std::vector<float> ds(static_cast<size_t>(NH * T * T));
-  std::vector<bf16> ds_b(lowp ? static_cast<size_t>(NH * T * T) : 0);
+  // Score gradients of one sequence, kept in the state so steady-state steps map no fresh pages.
+  s.ds.resize(static_cast<size_t>(NH * T * T));
+  if (lowp) s.ds_b.resize(static_cast<size_t>(NH * T * T));
+  std::vector<float>& ds = s.ds;
+  std::vector<bf16>& ds_b = s.ds_b;
 
   for (int64_t l = L - 1; l >= 0; --l) {
     const LayerOffsets& lo = layout_.layers[l];
@@ -589,32 +619,21 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
       const int64_t r0 = s.row0(b), len = s.rows(b);
       const int64_t q_off = r0 * 3 * H;
       const float* S = a.probs.data() + s.probs_off[b];
-      auto row_site = [&](int64_t h, int64_t i) {
-        kernels::DropoutSite rs = attn_site;
-        if (rs.row_streams) {
-          rs.stream = rs.row_streams[b];
-          rs.row_streams = nullptr;
-          rs.row_elems = 0;
-          rs.offset += static_cast<uint64_t>((h * T + i) * T);
-        } else {
-          rs.offset += static_cast<uint64_t>(((b * NH + h) * T + i) * T);
-        }
-        return rs;
-      };
-      // The dropped probabilities (V's gradient reads them).
-      const float* PD = S;
-      if (attn_site.p > 0.0f) {
+      // The dropped probabilities (V's gradient reads them), rows in parallel.
+      const bool drop = attn_site.p > 0.0f;
+      float* pd = drop && !lowp ? s.pd.data() : nullptr;
+      bf16* pd_b = lowp ? s.pd_b.data() : nullptr;
+      if (pd || pd_b) {
+#pragma omp parallel for collapse(2) schedule(static)
         for (int64_t h = 0; h < NH; ++h)
-          for (int64_t i = 0; i < len; ++i)
-            apply_dropout(s.pd.data() + (h * len + i) * len, nullptr, S + (h * len + i) * len, len,
-                          row_site(h, i));
-        PD = s.pd.data();
+          for (int64_t i = 0; i < len; ++i) {
+            const int64_t o = (h * len + i) * len;
+            dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, S + o, len,
+                        attn_row_site(attn_site, b, h, i, NH, T));
+          }
       }
-      const void* PDmm = PD;
-      if (lowp) {
-        to_bf16(s.pd_b.data(), PD, NH * len * len);
-        PDmm = s.pd_b.data();
-      }
+      const void* PDmm =
+          lowp ? static_cast<const void*>(s.pd_b.data()) : static_cast<const void*>(drop ? s.pd.data() : S);
       const void* dctx_mm = lowp ? static_cast<const void*>(s.dctx_b.data() + r0 * H)
                                  : static_cast<const void*>(s.dctx.data() + r0 * H);
       // dV = PD^T dctx; dPD = dctx V^T.
@@ -636,13 +655,11 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
       for (int64_t h = 0; h < NH; ++h) {
         float* dS = ds.data() + h * len * len;
         const float* Ph = S + h * len * len;
-        if (attn_site.p > 0.0f)
-          for (int64_t i = 0; i < len; ++i)
-            apply_dropout(dS + i * len, nullptr, dS + i * len, len, row_site(h, i));
-        // Softmax backward; masked entries (probability 0) get 0.
+        // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0.
         for (int64_t i = 0; i < len; ++i) {
           float* g = dS + i * len;
           const float* p = Ph + i * len;
+          if (drop) dropped_row(g, nullptr, g, len, attn_row_site(attn_site, b, h, i, NH, T));
           float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
           for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
@@ -653,12 +670,13 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           kernels::disentangled_bias_backward(c2p ? s.c2p.data() + h * ldp : nullptr,
                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, dS, len, tbl, len,
                                               span, inv_scale);
+        if (lowp) {
+          bf16* dSb = ds_b.data() + h * len * len;
+#pragma omp simd
+          for (int64_t e = 0; e < len * len; ++e) dSb[e] = ct::to_bf16(dS[e]);
+        }
       }
-      const void* dSmm = ds.data();
-      if (lowp) {
-        to_bf16(ds_b.data(), ds.data(), NH * len * len);
-        dSmm = ds_b.data();
-      }
+      const void* dSmm = lowp ? static_cast<const void*>(ds_b.data()) : static_cast<const void*>(ds.data());
       float* dq = s.dqkv.data() + r0 * 3 * H;
       // dQ = dS K / scale, dK = dS^T Q / scale.
       bmm(NH, len, D, len, {dSmm, len, len * len, false}, {a.qkv.mm(lowp, q_off + H), 3 * H, D, false}, dq,
