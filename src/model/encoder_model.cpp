@@ -19,6 +19,7 @@
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
+#include "kernels/normal_init.h"
 #include "model/head.h"
 #include "model/model_ops.h"
 #include "model/modernbert.h"
@@ -190,10 +191,9 @@ void EncoderModel::init_weights_if(uint64_t seed,
         const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
         for (int64_t c = 0; c < chunks; ++c) {
-          Generator g(seed);
-          g.set_state({seed, counter + static_cast<uint64_t>(c * kChunk) * 4});
           const int64_t e = std::min(n, (c + 1) * kChunk);
-          for (int64_t i = c * kChunk; i < e; ++i) w[i] = static_cast<float>(g.normal()) * stdev;
+          kernels::normal_init(w + c * kChunk, e - c * kChunk, seed,
+                               counter + static_cast<uint64_t>(c * kChunk) * 4, stdev);
         }
         // nn.Embedding(padding_idx): the padding row starts at zero (RoBERTa's positions have one too).
         const int64_t E = config_.embedding_width();

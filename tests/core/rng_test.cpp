@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -41,6 +42,26 @@ TEST(Generator, StateRoundTripResumesSequence) {
   h.set_state(g.state());
   for (int i = 0; i < 100; ++i) EXPECT_EQ(g.next_u64(), h.next_u64());
   for (int i = 0; i < 1000; ++i) EXPECT_LT(g.below(7), 7u);
+}
+
+// normal() on a block-aligned state computes its Philox block once; it must give, bit for bit, the normal of
+// two word-by-word uniforms (weight init depends on it), and leave the state where that path would. Unaligned
+// states (a normal after an odd next_u32) take the word-by-word path.
+TEST(Generator, NormalEqualsBoxMullerOfTwoUniforms) {
+  for (uint64_t start :
+       {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4000}, uint64_t{1} << 40}) {
+    Generator g(99), words(99);
+    g.set_state({99, start});
+    words.set_state({99, start});
+    for (int i = 0; i < 2000; ++i) {
+      double u1 = words.uniform(), u2 = words.uniform();
+      if (u1 < 1e-300) u1 = 1e-300;
+      const double want = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      const double got = g.normal();
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof(double)), 0) << "start " << start << " draw " << i;
+      ASSERT_EQ(g.state().offset, words.state().offset);
+    }
+  }
 }
 
 // Expected values printed by Debian's /usr/bin/python3 with torch 1.13:
