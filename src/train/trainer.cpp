@@ -163,7 +163,7 @@ Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, Save
 Trainer::~Trainer() = default;
 
 void Trainer::log(nlohmann::json entry) {
-  entry["epoch"] = state_.epoch;
+  if (epoch_known_) entry["epoch"] = state_.epoch;
   entry["step"] = state_.global_step;
   state_.log_history.push_back(entry);
   if (on_log) on_log(entry);
@@ -213,6 +213,7 @@ std::vector<data::SampledBatch> Trainer::train_batches(const TaskSplit& train, i
 
 nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, const std::string& resume_from) {
   const auto& t = args_;
+  epoch_known_ = true;
   const int64_t n = model_.num_params();
   const data::SamplerOptions so = sampler_options(train);
   data::DistributedSampler sampler(so);
@@ -579,7 +580,7 @@ nlohmann::json Trainer::prediction_metrics(const TaskSplit& split, const std::st
 nlohmann::json Trainer::evaluate(const TaskSplit& eval, bool write_predictions, const std::string& prefix) {
   nlohmann::json metrics = prediction_metrics(eval, prefix, write_predictions);
   log(metrics);
-  metrics["epoch"] = state_.epoch;
+  if (epoch_known_) metrics["epoch"] = state_.epoch;
   return metrics;
 }
 

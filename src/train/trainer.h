@@ -117,6 +117,9 @@ class Trainer {
   DistContext dist_;
   std::unique_ptr<DdpReducer> reducer_;  // null with one process
   TrainerState state_;
+  // HF's TrainerState.epoch is None until a training loop starts, and Trainer.log adds "epoch" only when it
+  // is not None: an evaluate- or predict-only run's logs and eval_results.json have no "epoch" key.
+  bool epoch_known_ = false;
   std::vector<float> exp_avg_, exp_avg_sq_;
   // Word-embedding rows that ever had a gradient: AdamW updates those, the others get the weight decay alone
   // (kernels::adamw_step). Rebuilt from the moments on resume. Every row when sparse_word_grad_ is off.

@@ -121,6 +121,11 @@ loss2=$(pyj "$TMP/again/eval_results.json" 'j["eval_loss"]')
 [ "$acc2" = "$acc" ] && within "$loss2" "$loss" 1e-5 \
   || fail "the saved model scores accuracy $acc2 loss $loss2 on dev.json, the run ended with $acc $loss" \
        "$TMP/again.log"
+# An eval-only run has no epoch (HF's TrainerState.epoch is None until training starts); the training run has.
+[ "$(pyj "$TMP/again/eval_results.json" '"epoch" in j')" = false ] \
+  || fail "the eval-only run's eval_results.json has an \"epoch\" key" "$TMP/again/eval_results.json"
+[ "$(pyj "$ONE/eval_results.json" '"epoch" in j')" = true ] \
+  || fail "the training run's eval_results.json has no \"epoch\" key" "$ONE/eval_results.json"
 
 # ---- 2 ranks x 8 examples = 1 process x 16: the same global batches, so the same training up to float
 # summation order. Compared over 80 steps (accuracy 1.0 already, eval_loss 0.18): once the loss nears 0 the
