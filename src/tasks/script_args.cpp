@@ -55,12 +55,6 @@ void add_demo_flag(train::ArgParser& p, bool& demo) {
         "train + eval; any flag overrides a demo default)");
 }
 
-bool demo_requested(const std::vector<std::string>& argv) {
-  for (const auto& a : argv)
-    if (a == "--demo" || a == "--demo=true" || a == "--demo=True") return true;
-  return false;
-}
-
 void apply_demo_training_defaults(train::TrainingArguments& t, const std::string& command) {
   t.output_dir = "demo-out-" + command;
   t.do_train = true;
@@ -85,13 +79,6 @@ void use_demo_model(train::ModelArguments& m, const std::string& dir) {
   if (!m.model_name_or_path.empty()) return;
   if (m.config_name.empty()) m.config_name = dir;
   if (m.tokenizer_name.empty()) m.tokenizer_name = dir;
-}
-
-bool gives_flag(const std::vector<std::string>& argv, const std::string& flag) {
-  const std::string f = "--" + flag;
-  for (const auto& a : argv)
-    if (a == f || a.rfind(f + "=", 0) == 0) return true;
-  return false;
 }
 
 }  // namespace ct::tasks

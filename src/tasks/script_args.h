@@ -73,15 +73,12 @@ void add_debug_flags(train::ArgParser& parser, std::string& dump_eval_features,
                      std::string& dump_train_features);
 
 // The demo's pieces every command shares.
-bool demo_requested(const std::vector<std::string>& argv);
 // Output folder demo-out-{command}, train + eval, batch 32 at lr 2e-3 for 3 epochs, no checkpoints (before
 // the task's defaults).
 void apply_demo_training_defaults(train::TrainingArguments& training, const std::string& command);
 // <output_dir>/demo_data; the model config and tokenizer come from there unless a flag names them.
 std::string demo_folder(const train::TrainingArguments& training);
 void use_demo_model(train::ModelArguments& model, const std::string& dir);
-// True when `argv` gives --flag (as "--flag value" or "--flag=value").
-bool gives_flag(const std::vector<std::string>& argv, const std::string& flag);
 
 // --demo (coretrain's own).
 void add_demo_flag(train::ArgParser& parser, bool& demo);
@@ -94,26 +91,33 @@ ScriptArguments<Data> parse_script_args(
     const std::string& command, const std::vector<std::string>& argv,
     const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
     const std::function<void(ScriptArguments<Data>&)>& validate, const TaskDemo<Data>* demo = nullptr) {
+  auto parser_for = [&](ScriptArguments<Data>& s) {
+    train::ArgParser p(command);
+    train::add_model_args(p, s.model);
+    add_flags(p, s);
+    add_debug_flags(p, s.dump_eval_features, s.dump_train_features);
+    if (demo) add_demo_flag(p, s.demo);
+    train::add_training_args(p, s.training);
+    return p;
+  };
   ScriptArguments<Data> a;
-  if (demo && demo_requested(argv)) {
+  // The demo's defaults go in before the flags are read so that any flag given overrides them; a first read
+  // (of the command line or of a JSON argv alike) only asks whether --demo is on.
+  ScriptArguments<Data> probe;
+  if (demo && parser_for(probe).parse(argv, nullptr) && probe.demo) {
     apply_demo_training_defaults(a.training, command);
     a.data.max_seq_length = 64;  // the generated texts are short; every batch padded to its longest
     a.data.pad_to_max_length = false;
     if (demo->defaults) demo->defaults(a);
   }
-  train::ArgParser p(command);
-  train::add_model_args(p, a.model);
-  add_flags(p, a);
-  add_debug_flags(p, a.dump_eval_features, a.dump_train_features);
-  if (demo) add_demo_flag(p, a.demo);
-  train::add_training_args(p, a.training);
+  train::ArgParser p = parser_for(a);
   a.help = !p.parse(argv, &a.notes);
   if (a.help) return a;
   if (a.demo) {
     const std::string dir = demo_folder(a.training);
     use_demo_model(a.model, dir);
     demo->files(a, dir);
-    a.demo_global_batch = !gives_flag(argv, "per_device_train_batch_size");
+    a.demo_global_batch = !p.given("per_device_train_batch_size");
   }
   validate(a);
   return a;

@@ -148,6 +148,7 @@ void ArgParser::parse_argv(const std::vector<std::string>& argv, std::vector<std
       if (base && is_bool(*base)) {
         if (has_value) fail("--", name, ": takes no value");
         set_bool(*base, false);
+        given_.insert(base->name);
         continue;
       }
     }
@@ -168,6 +169,7 @@ void ArgParser::parse_argv(const std::vector<std::string>& argv, std::vector<std
       }
       set_value(*f, value);
     }
+    given_.insert(f->name);
     const Flag& given = flags_[index_.at(name)];
     if (!given.note.empty() && notes) notes->push_back(given.note);
   }
@@ -200,6 +202,7 @@ void ArgParser::parse_json(const std::string& path) const {
     } else {
       fail(path, ": flag '", key, "' has a value of the wrong type (", v.type_name(), ")");
     }
+    given_.insert(f->name);
     try {
       set_value(*f, text);
     } catch (const Error& e) {
@@ -210,6 +213,7 @@ void ArgParser::parse_json(const std::string& path) const {
 
 bool ArgParser::parse(const std::vector<std::string>& argv, std::vector<std::string>* notes) const {
   bool help = false;
+  given_.clear();
   if (argv.size() == 1 && argv[0].size() > 5 && argv[0].compare(argv[0].size() - 5, 5, ".json") == 0)
     parse_json(argv[0]);
   else

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ class ArgParser {
   // Fills the targets from argv (program and subcommand excluded). Returns false when --help was given.
   // Lines about accepted-but-renamed flags are appended to `notes`.
   bool parse(const std::vector<std::string>& argv, std::vector<std::string>* notes) const;
+
+  // Whether the last parse set flag `name` (its own name, not an alias): on the command line, as --no_<name>,
+  // or as a non-null key of a JSON argv.
+  bool given(const std::string& name) const { return given_.count(name) > 0; }
 
   // One line per flag: name, the default (the registered value, None for empty or -1), help.
   std::string help(const std::string& header) const;
@@ -60,6 +65,7 @@ class ArgParser {
   std::string command_;
   std::vector<Flag> flags_;
   std::map<std::string, size_t> index_;
+  mutable std::set<std::string> given_;
 };
 
 }  // namespace ct::train

@@ -272,17 +272,15 @@ int64_t TrainingArguments::resolved_eval_steps(int64_t total) const {
 
 QaArguments parse_qa_args(const std::vector<std::string>& argv) {
   QaArguments out;
-  // The demo's defaults go in first so any flag given still overrides them.
-  for (const auto& a : argv)
-    if (a == "--demo" || a == "--demo=true" || a == "--demo=True") apply_demo_defaults(out);
-  out.help = !qa_parser(out).parse(argv, &out.notes);
+  // The demo's defaults go in first so any flag given still overrides them; a first read (of the command line
+  // or of a JSON argv alike) only asks whether --demo is on.
+  QaArguments probe;
+  if (qa_parser(probe).parse(argv, nullptr) && probe.coretrain.demo) apply_demo_defaults(out);
+  const ArgParser p = qa_parser(out);
+  out.help = !p.parse(argv, &out.notes);
   if (!out.help) validate(out);
   // The demo's batch is a global batch: with N ranks each takes 1/N of it (unless the flag was given).
-  if (out.coretrain.demo) {
-    out.coretrain.demo_global_batch = true;
-    for (const auto& a : argv)
-      if (a.rfind("--per_device_train_batch_size", 0) == 0) out.coretrain.demo_global_batch = false;
-  }
+  if (out.coretrain.demo) out.coretrain.demo_global_batch = !p.given("per_device_train_batch_size");
   return out;
 }
 

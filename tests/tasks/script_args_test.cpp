@@ -191,3 +191,28 @@ TEST(ScriptArgs, Demo) {
   EXPECT_FALSE(ct::tasks::parse_swag_args({"--model_name_or_path", "x", "--output_dir", "o"}).demo);
   EXPECT_THAT(ct::tasks::classification_args_help(), HasSubstr("coretrain classification --demo"));
 }
+
+// --demo from a JSON argv is the demo as on the command line (its defaults under the file's other keys, the
+// batch a global one unless the file sets it); --demo false is no demo and gets none of its defaults.
+TEST(ScriptArgs, DemoFromJsonArgvAndDemoFalse) {
+  const std::string path = testing::TempDir() + "/demo_args.json";
+  std::ofstream(path) << R"({"demo": true, "output_dir": "/tmp/j", "num_train_epochs": 1})";
+  const auto g = ct::tasks::parse_glue_args({path});
+  EXPECT_TRUE(g.demo);
+  EXPECT_TRUE(g.demo_global_batch);
+  EXPECT_TRUE(g.training.do_train && g.training.do_eval);
+  EXPECT_DOUBLE_EQ(1, g.training.num_train_epochs);
+  EXPECT_EQ("/tmp/j/demo_data/train.json", g.data.train_file);
+  std::ofstream(path) << R"({"demo": true, "per_device_train_batch_size": 8})";
+  const auto m = ct::tasks::parse_mlm_args({path});
+  EXPECT_TRUE(m.demo);
+  EXPECT_FALSE(m.demo_global_batch);
+  EXPECT_EQ(8, m.training.per_device_train_batch_size);
+  EXPECT_EQ("demo-out-mlm/demo_data/validation.txt", m.data.validation_file);
+  std::remove(path.c_str());
+  const auto off = ct::tasks::parse_glue_args(
+      {"--demo", "false", "--model_name_or_path", "m", "--task_name", "rte", "--output_dir", "o"});
+  EXPECT_FALSE(off.demo);
+  EXPECT_FALSE(off.training.do_train);  // none of the demo's defaults
+  EXPECT_EQ(128, off.data.max_seq_length);
+}

@@ -123,6 +123,29 @@ TEST(TrainingArgs, JsonArgvIsTheWholeSet) {
   EXPECT_NE(error_of({path.string()}).find(path.string()), std::string::npos);
 }
 
+// qa --demo read from a JSON argv: the demo's defaults under the file's keys, the batch a global one unless
+// the file sets it; `--demo false` gets none of the demo's defaults.
+TEST(TrainingArgs, DemoFromJsonArgvAndDemoFalse) {
+  auto path = std::filesystem::temp_directory_path() / ("ct_demo_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"demo": true, "num_train_epochs": 1})";
+  auto a = parse_qa_args({path.string()});
+  EXPECT_TRUE(a.coretrain.demo);
+  EXPECT_TRUE(a.coretrain.demo_global_batch);
+  EXPECT_TRUE(a.training.do_train && a.training.do_eval);
+  EXPECT_DOUBLE_EQ(a.training.num_train_epochs, 1);
+  EXPECT_EQ(a.data.max_seq_length, 192);  // the demo's
+  std::ofstream(path) << R"({"demo": true, "per_device_train_batch_size": 4})";
+  a = parse_qa_args({path.string()});
+  EXPECT_FALSE(a.coretrain.demo_global_batch);
+  EXPECT_EQ(a.training.per_device_train_batch_size, 4);
+  std::filesystem::remove(path);
+  auto off = parse_qa_args(
+      {"--demo", "false", "--model_name_or_path", "m", "--output_dir", "o", "--train_file", "t.json"});
+  EXPECT_FALSE(off.coretrain.demo);
+  EXPECT_FALSE(off.training.do_train);
+  EXPECT_EQ(off.data.max_seq_length, 384);
+}
+
 TEST(TrainingArgs, EveryBadValueNamesItsFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--learning_rate", "-1"}, "--learning_rate"},
