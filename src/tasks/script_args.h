@@ -83,6 +83,22 @@ void use_demo_model(train::ModelArguments& model, const std::string& dir);
 // --demo (coretrain's own).
 void add_demo_flag(train::ArgParser& parser, bool& demo);
 
+// The parser of a task command, pointing into `s`: the model's common flags, the script's (`add_flags`),
+// coretrain's debug flags, --demo when `with_demo`, then TrainingArguments'.
+template <class Data>
+train::ArgParser script_parser(
+    const std::string& command,
+    const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags, bool with_demo,
+    ScriptArguments<Data>& s) {
+  train::ArgParser p(command);
+  train::add_model_args(p, s.model);
+  add_flags(p, s);
+  add_debug_flags(p, s.dump_eval_features, s.dump_train_features);
+  if (with_demo) add_demo_flag(p, s.demo);
+  train::add_training_args(p, s.training);
+  return p;
+}
+
 // Parses `argv` for `command`: `add_flags` registers the script's flags on the parser (after the model's
 // common ones and before TrainingArguments'), `validate` runs the script's __post_init__ unless --help was
 // asked. With `demo` the command takes --demo.
@@ -92,13 +108,7 @@ ScriptArguments<Data> parse_script_args(
     const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
     const std::function<void(ScriptArguments<Data>&)>& validate, const TaskDemo<Data>* demo = nullptr) {
   auto parser_for = [&](ScriptArguments<Data>& s) {
-    train::ArgParser p(command);
-    train::add_model_args(p, s.model);
-    add_flags(p, s);
-    add_debug_flags(p, s.dump_eval_features, s.dump_train_features);
-    if (demo) add_demo_flag(p, s.demo);
-    train::add_training_args(p, s.training);
-    return p;
+    return script_parser(command, add_flags, demo != nullptr, s);
   };
   ScriptArguments<Data> a;
   // The demo's defaults go in before the flags are read so that any flag given overrides them; a first read
@@ -128,15 +138,10 @@ std::string script_args_help(const std::string& command, const std::string& scri
                              const std::function<void(train::ArgParser&, ScriptArguments<Data>&)>& add_flags,
                              bool with_demo = false) {
   ScriptArguments<Data> defaults;
-  train::ArgParser p(command);
-  train::add_model_args(p, defaults.model);
-  add_flags(p, defaults);
-  add_debug_flags(p, defaults.dump_eval_features, defaults.dump_train_features);
-  if (with_demo) add_demo_flag(p, defaults.demo);
-  train::add_training_args(p, defaults.training);
-  return p.help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command + " args.json" +
-                (with_demo ? " | coretrain " + command + " --demo" : std::string()) +
-                "\n\nFlags keep the names and defaults of HF " + script + " and TrainingArguments.\n\n");
+  return script_parser(command, add_flags, with_demo, defaults)
+      .help("usage: coretrain " + command + " [--flag value ...] | coretrain " + command + " args.json" +
+            (with_demo ? " | coretrain " + command + " --demo" : std::string()) +
+            "\n\nFlags keep the names and defaults of HF " + script + " and TrainingArguments.\n\n");
 }
 
 }  // namespace ct::tasks
