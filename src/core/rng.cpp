@@ -63,22 +63,32 @@ double Generator::uniform() {
   return static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0);
 }
 
+namespace {
+
+constexpr double kUnit53 = 1.0 / 9007199254740992.0;
+
+double box_muller(double u1, double u2) {
+  if (u1 < 1e-300) u1 = 1e-300;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace
+
+double normal_from_block(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
+  return box_muller(static_cast<double>(((uint64_t{w0} << 32) | w1) >> 11) * kUnit53,
+                    static_cast<double>(((uint64_t{w2} << 32) | w3) >> 11) * kUnit53);
+}
+
 double Generator::normal() {
-  double u1, u2;
   if (state_.offset % 4 == 0) {
     // The four words are one Philox block: compute it once instead of once per word (init draws ~10^8 of
     // these; the values are the word-by-word path's exactly).
     const auto w = philox4x32(state_.seed, ~uint64_t{0}, state_.offset / 4);
     state_.offset += 4;
-    constexpr double kUnit = 1.0 / 9007199254740992.0;
-    u1 = static_cast<double>(((uint64_t{w[0]} << 32) | w[1]) >> 11) * kUnit;
-    u2 = static_cast<double>(((uint64_t{w[2]} << 32) | w[3]) >> 11) * kUnit;
-  } else {
-    u1 = uniform();
-    u2 = uniform();
+    return normal_from_block(w[0], w[1], w[2], w[3]);
   }
-  if (u1 < 1e-300) u1 = 1e-300;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  const double u1 = uniform();
+  return box_muller(u1, uniform());
 }
 
 uint64_t Generator::below(uint64_t n) {

@@ -21,6 +21,11 @@ inline float u32_to_unit_float(uint32_t x) {
 // invariant.
 void philox_uniform(uint64_t seed, uint64_t stream, uint64_t offset, float* out, int64_t n);
 
+// The standard normal Generator::normal() draws from one Philox block's four words (Box-Muller on the 53-bit
+// uniforms of words 0-1 and 2-3): bulk init (kernels/normal_init) and the Generator share it, so both give
+// the same values bit for bit.
+double normal_from_block(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3);
+
 // Sequential generator for initialization, shuffling and sampling. Its whole state is (seed, offset), so
 // checkpoints save two integers.
 class Generator {
