@@ -1,17 +1,18 @@
 #!/usr/bin/python3
 """Data-parallel training throughput: coretrain qa against PyTorch DDP, same shapes, same cores, same run.
 
-Runs, one after the other, on this machine's cores (2 by default: --ranks R, threads per rank 1):
-  (a) coretrain, R ranks x 1 thread, batch B per rank:
-        mpiexec -n R -genv OMP_NUM_THREADS 1 coretrain qa --config_name CFG --tokenizer_name TOK --train_file T
+Runs, one after the other, on this machine's cores (--ranks R, --threads_per_rank T: 2 x 1 by default):
+  (a) coretrain, R ranks x T threads, batch B per rank:
+        mpiexec -n R -genv OMP_NUM_THREADS T coretrain qa --config_name CFG --tokenizer_name TOK --train_file T
           --do_train --per_device_train_batch_size B --max_seq_length S --pad_to_max_length true
           --max_steps W+N --logging_steps 1 --save_strategy no --output_dir O --overwrite_output_dir --disable_tqdm
-  (b) coretrain, 1 rank x R threads, batch R*B (same global batch), OMP_NUM_THREADS=R, no mpiexec
-  (c) PyTorch DDP over Gloo, R processes x 1 thread (torch.set_num_threads(1)), batch B per rank:
+      or, with --launcher run (no MPI on the machine), `coretrain run --nproc-per-node R qa ...`, OMP_NUM_THREADS=T
+  (b) coretrain, 1 rank x R*T threads, batch R*B (same global batch), OMP_NUM_THREADS=R*T, no launcher
+  (c) PyTorch DDP over Gloo, R processes x T threads (torch.set_num_threads(T)), batch B per rank:
         scripts/torch_reference.py BertForQuestionAnswering from the same config, DistributedDataParallel (default
         25 MiB buckets), AdamW (HF's no-decay groups), clip_grad_norm_(1.0); processes started by this script with
         RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT (init_method env://)
-  (d) PyTorch, 1 process x R threads, batch R*B, no DDP (reference)
+  (d) PyTorch, 1 process x R*T threads, batch R*B, no DDP (reference)
 
 Every run does W warm-up steps (--warmup) then N timed steps (--steps). Throughput is steady state: global samples
 of the N timed steps / their wall time.
@@ -177,6 +178,7 @@ def run_procs(cmds_envs, label):
     return sinks[0]
 
 
+RANK_PREFIX = re.compile(r"^\[[A-Za-z_]*\d+\]:")  # `coretrain run` tags each worker's line as torchrun does
 STEP_LINE = re.compile(r'^\{.*"loss":.*"step":(\d+)\}$')
 DDP_LINE = re.compile(r"DDP: (\d+) ranks, .*exposed after backward ([0-9.]+)% of the training time \((\d+) buckets\)")
 
@@ -188,7 +190,10 @@ def coretrain_run(a, label, ranks, threads, batch, files):
           "--max_seq_length", str(a.seq), "--doc_stride", str(a.seq // 3), "--pad_to_max_length", "true",
           "--max_steps", str(a.warmup + a.steps), "--logging_steps", "1", "--save_strategy", "no",
           "--output_dir", out, "--overwrite_output_dir", "--disable_tqdm"]
-    if ranks > 1:
+    if ranks > 1 and a.launcher == "run":  # coretrain's own torchrun-style agent: no MPI needed on the machine
+        cmd = [a.coretrain, "run", "--nproc-per-node", str(ranks)] + qa[1:]
+        env = clean_env(OMP_NUM_THREADS=threads, HF_DATASETS_CACHE=files["cache"])
+    elif ranks > 1:
         cmd = [a.mpiexec, "-n", str(ranks), "-genv", "OMP_NUM_THREADS", str(threads)] + qa
         env = clean_env(HF_DATASETS_CACHE=files["cache"])
     else:
@@ -197,7 +202,7 @@ def coretrain_run(a, label, ranks, threads, batch, files):
     lines = run_procs([(cmd, env)], label)
     arrival, exposed, buckets = {}, None, None
     for t, line in lines:
-        m = STEP_LINE.match(line.strip())
+        m = STEP_LINE.match(RANK_PREFIX.sub("", line.strip()))
         if m:
             arrival.setdefault(int(m.group(1)), t)
         m = DDP_LINE.search(line)
@@ -285,6 +290,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--coretrain", default=os.path.join(ROOT, "build", "release", "apps", "coretrain"))
     ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--launcher", choices=["mpiexec", "run"], default="mpiexec",
+                    help="how (a) starts its ranks: mpiexec (default) or `coretrain run --nproc-per-node R`")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=768)
     ap.add_argument("--heads", type=int, default=12)
@@ -292,7 +299,9 @@ def main():
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--seq", type=int, default=384)
     ap.add_argument("--batch", type=int, default=2, help="per rank; the 1-process runs get ranks x batch")
-    ap.add_argument("--ranks", type=int, default=2, help="data-parallel ranks = threads of the 1-process runs")
+    ap.add_argument("--ranks", type=int, default=2, help="data-parallel ranks")
+    ap.add_argument("--threads_per_rank", type=int, default=1,
+                    help="threads of each rank in (a) and (c); the 1-process runs get ranks x threads_per_rank")
     ap.add_argument("--steps", type=int, default=4, help="timed steps")
     ap.add_argument("--warmup", type=int, default=1, help="untimed steps first (>= 1)")
     ap.add_argument("--seed", type=int, default=42)
@@ -318,7 +327,7 @@ def main():
 
     started = datetime.datetime.now(datetime.timezone.utc)
     tmp = tempfile.mkdtemp(prefix="ddp_vs_torch.")
-    R, B = a.ranks, a.batch
+    R, B, T = a.ranks, a.batch, a.threads_per_rank
     rows = {}
     try:
         # Runs use a private copy, so one run's binary is every run's even when others rebuild the tree meanwhile.
@@ -328,13 +337,13 @@ def main():
         a.coretrain = binary
         files = prepare(a, tmp) if ("a" in want or "b" in want) else None
         if "a" in want:
-            rows["a"] = coretrain_run(a, "a", R, 1, B, files)
+            rows["a"] = coretrain_run(a, "a", R, T, B, files)
         if "b" in want:
-            rows["b"] = coretrain_run(a, "b", 1, R, R * B, files)
+            rows["b"] = coretrain_run(a, "b", 1, R * T, R * B, files)
         if "c" in want:
-            rows["c"] = torch_run(a, "c", R, 1, B)
+            rows["c"] = torch_run(a, "c", R, T, B)
         if "d" in want:
-            rows["d"] = torch_run(a, "d", 1, R, R * B)
+            rows["d"] = torch_run(a, "d", 1, R * T, R * B)
     finally:
         if a.keep:
             print(f"kept {tmp}")
@@ -365,16 +374,16 @@ def main():
             print(f"{what}: {v:.2f}x (target >= {target}x: {'met' if v >= target else 'MISSED'})")
 
     print()
-    ratio("a", "b", 1.0, f"coretrain {R}x1 / coretrain 1x{R}")
-    ratio("a", "c", 1.5, f"coretrain {R}x1 / PyTorch DDP {R}x1")
+    ratio("a", "b", 1.0, f"coretrain {R}x{T} / coretrain 1x{R * T}")
+    ratio("a", "c", 1.5, f"coretrain {R}x{T} / PyTorch DDP {R}x{T}")
     if "a" in rows and rows["a"]["exposed"] is not None:
         e = rows["a"]["exposed"]
-        print(f"exposed gradient communication, coretrain {R}x1: {e:.1f}% of training time "
+        print(f"exposed gradient communication, coretrain {R}x{T}: {e:.1f}% of training time "
               f"(target <= 5%: {'met' if e <= 5 else 'MISSED'})")
     if "c" in rows and "d" in rows:
-        print(f"PyTorch DDP {R}x1 / PyTorch 1x{R}: {rows['c']['samples_per_s'] / rows['d']['samples_per_s']:.2f}x")
+        print(f"PyTorch DDP {R}x{T} / PyTorch 1x{R * T}: {rows['c']['samples_per_s'] / rows['d']['samples_per_s']:.2f}x")
     if "a" in rows and "d" in rows:
-        print(f"coretrain {R}x1 / PyTorch 1x{R}: {rows['a']['samples_per_s'] / rows['d']['samples_per_s']:.2f}x")
+        print(f"coretrain {R}x{T} / PyTorch 1x{R * T}: {rows['a']['samples_per_s'] / rows['d']['samples_per_s']:.2f}x")
 
 
 if __name__ == "__main__":

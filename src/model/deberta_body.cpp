@@ -199,6 +199,10 @@ namespace {
 
 constexpr float kLowest = -std::numeric_limits<float>::max();
 
+// The [heads, L, L] passes (bias, softmax, dropout and their backward) run over (head, block of rows) tasks,
+// not heads alone: twelve heads would leave four of sixteen cores idle. Sixteen rows of 512 scores are 32 KB.
+constexpr int64_t kRowsPerTask = 16;
+
 // The band of relative-embedding rows a sequence of `len` tokens reads: [lo, hi].
 std::pair<int64_t, int64_t> band_of(const int32_t* tbl, int64_t len, int32_t span) {
   int64_t lo = 2 * span, hi = -1;
@@ -413,44 +417,47 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
       const bool drop = attn_site.p > 0.0f;
       float* pd = drop && !lowp ? s.pd.data() : nullptr;
       bf16* pd_b = lowp ? s.pd_b.data() : nullptr;
-#pragma omp parallel for schedule(static)
-      for (int64_t h = 0; h < NH; ++h) {
-        float* Sh = S + h * len * len;
-        if (rel && (c2p || p2c))
-          kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
-                                             p2c ? s.p2c.data() + h * ldp : nullptr, W, tbl, len, span,
-                                             inv_scale);
-        // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
-        // bf16 copy) follows its softmax while the row is in cache.
-        for (int64_t i = 0; i < len; ++i) {
-          float* row = Sh + i * len;
-          if (m && m[i] == 0.0f) {
-            std::fill(row, row + len, 0.0f);
-          } else {
-            // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
-            if (m) {
+      const int64_t blocks = (len + kRowsPerTask - 1) / kRowsPerTask;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t h = 0; h < NH; ++h)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t i0 = blk * kRowsPerTask, i1 = std::min(len, i0 + kRowsPerTask);
+          float* Sh = S + h * len * len;
+          if (rel && (c2p || p2c))
+            kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
+                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, tbl, len, span,
+                                               inv_scale, i0, i1);
+          // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
+          // bf16 copy) follows its softmax while the row is in cache.
+          for (int64_t i = i0; i < i1; ++i) {
+            float* row = Sh + i * len;
+            if (m && m[i] == 0.0f) {
+              std::fill(row, row + len, 0.0f);
+            } else {
+              // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
+              if (m) {
 #pragma omp simd
-              for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
-            }
-            float mx = kLowest;
+                for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
+              }
+              float mx = kLowest;
 #pragma omp simd reduction(max : mx)
-            for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-            float sum = 0.0f;
+              for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+              float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < len; ++j) {
-              row[j] = kernels::fast_exp(row[j] - mx);
-              sum += row[j];
-            }
-            const float inv = 1.0f / sum;
+              for (int64_t j = 0; j < len; ++j) {
+                row[j] = kernels::fast_exp(row[j] - mx);
+                sum += row[j];
+              }
+              const float inv = 1.0f / sum;
 #pragma omp simd
-            for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+              for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+            }
+            const int64_t o = (h * len + i) * len;
+            if (pd || pd_b)
+              dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, row, len,
+                          attn_row_site(attn_site, b, h, i, NH, T));
           }
-          const int64_t o = (h * len + i) * len;
-          if (pd || pd_b)
-            dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, row, len,
-                        attn_row_site(attn_site, b, h, i, NH, T));
         }
-      }
       const void* PDmm =
           lowp ? static_cast<const void*>(s.pd_b.data()) : static_cast<const void*>(drop ? s.pd.data() : S);
       bmm(NH, len, D, len, {PDmm, len, len * len, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, false},
@@ -651,30 +658,43 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
         if (c2p) zero_f32(s.c2p.data(), NH * ldp);
         if (p2c) zero_f32(s.p2c.data(), NH * ldp);
       }
-#pragma omp parallel for schedule(static)
-      for (int64_t h = 0; h < NH; ++h) {
-        float* dS = ds.data() + h * len * len;
-        const float* Ph = S + h * len * len;
-        // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0.
-        for (int64_t i = 0; i < len; ++i) {
-          float* g = dS + i * len;
-          const float* p = Ph + i * len;
-          if (drop) dropped_row(g, nullptr, g, len, attn_row_site(attn_site, b, h, i, NH, T));
-          float dot = 0.0f;
+      // Rows of dS are independent here (and so are c2p's adjoint rows); p2c's adjoint reads dS by columns,
+      // so it waits for every row and runs over column blocks.
+      const int64_t blocks = (len + kRowsPerTask - 1) / kRowsPerTask;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t h = 0; h < NH; ++h)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t i0 = blk * kRowsPerTask, i1 = std::min(len, i0 + kRowsPerTask);
+          float* dS = ds.data() + h * len * len;
+          const float* Ph = S + h * len * len;
+          // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0.
+          for (int64_t i = i0; i < i1; ++i) {
+            float* g = dS + i * len;
+            const float* p = Ph + i * len;
+            if (drop) dropped_row(g, nullptr, g, len, attn_row_site(attn_site, b, h, i, NH, T));
+            float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
-          for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
+            for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
 #pragma omp simd
-          for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
-        }
-        if (rel && (c2p || p2c))
-          kernels::disentangled_bias_backward(c2p ? s.c2p.data() + h * ldp : nullptr,
-                                              p2c ? s.p2c.data() + h * ldp : nullptr, W, dS, len, tbl, len,
-                                              span, inv_scale);
-        if (lowp) {
-          bf16* dSb = ds_b.data() + h * len * len;
+            for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
+          }
+          if (rel && c2p)
+            kernels::disentangled_bias_backward_c2p(s.c2p.data() + h * ldp, W, dS, len, tbl, len, span,
+                                                    inv_scale, i0, i1);
+          if (lowp) {
+            bf16* dSb = ds_b.data() + h * len * len;
 #pragma omp simd
-          for (int64_t e = 0; e < len * len; ++e) dSb[e] = ct::to_bf16(dS[e]);
+            for (int64_t e = i0 * len; e < i1 * len; ++e) dSb[e] = ct::to_bf16(dS[e]);
+          }
         }
+      if (rel && p2c) {
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int64_t h = 0; h < NH; ++h)
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            const int64_t j0 = blk * kRowsPerTask, j1 = std::min(len, j0 + kRowsPerTask);
+            kernels::disentangled_bias_backward_p2c(s.p2c.data() + h * ldp, W, ds.data() + h * len * len, len,
+                                                    tbl, len, span, inv_scale, j0, j1);
+          }
       }
       const void* dSmm = lowp ? static_cast<const void*>(ds_b.data()) : static_cast<const void*>(ds.data());
       float* dq = s.dqkv.data() + r0 * 3 * H;

@@ -23,7 +23,7 @@ TEST(DisentangledAttention, BiasEqualsTransformersGathers) {
     const float inv_scale = 0.125f;
     auto got = base;
     disentangled_bias_forward(got.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), c.T, c.span,
-                              inv_scale);
+                              inv_scale, 0, c.T);
     auto want = base;
     for (int64_t i = 0; i < c.T; ++i)
       for (int64_t j = 0; j < c.T; ++j) {
@@ -38,7 +38,7 @@ TEST(DisentangledAttention, BiasEqualsTransformersGathers) {
     // One term only (pos_att_type ["p2c"]).
     auto p2c_only = base;
     disentangled_bias_forward(p2c_only.data(), ld_s, nullptr, p2c.data(), ld_pos, buckets.data(), c.T, c.span,
-                              inv_scale);
+                              inv_scale, 0, c.T);
     for (int64_t i = 0; i < c.T; ++i) {
       const int32_t r_pos = log_bucket_position(-i, c.bucket_size, c.max_position);
       EXPECT_NEAR(base[i * ld_s] + p2c[p2c_row(r_pos, c.span)] * inv_scale, p2c_only[i * ld_s], 1e-6);
@@ -56,16 +56,54 @@ TEST(DisentangledAttention, BackwardIsTheAdjointByFiniteDifferences) {
   auto loss = [&] {
     std::vector<float> s(T * ld_s, 0.0f);
     disentangled_bias_forward(s.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), T, span,
-                              inv_scale);
+                              inv_scale, 0, T);
     double l = 0;
     for (size_t k = 0; k < s.size(); ++k) l += static_cast<double>(w[k]) * s[k];
     return l;
   };
   std::vector<float> dc2p(T * ld_pos, 0.0f), dp2c(T * ld_pos, 0.0f);
-  disentangled_bias_backward(dc2p.data(), dp2c.data(), ld_pos, w.data(), ld_s, buckets.data(), T, span,
-                             inv_scale);
+  disentangled_bias_backward_c2p(dc2p.data(), ld_pos, w.data(), ld_s, buckets.data(), T, span, inv_scale, 0,
+                                 T);
+  disentangled_bias_backward_p2c(dp2c.data(), ld_pos, w.data(), ld_s, buckets.data(), T, span, inv_scale, 0,
+                                 T);
   test::expect_fd(loss, c2p.data(), dc2p.data(), T * ld_pos, 1e-2, 1e-3, 1e-3, "d / d c2p", 88);
   test::expect_fd(loss, p2c.data(), dp2c.data(), T * ld_pos, 1e-2, 1e-3, 1e-3, "d / d p2c", 88);
+}
+
+// The model splits a head's rows (forward, c2p's adjoint) and columns (p2c's adjoint) over threads; any split
+// must give the whole-block call's bits, so a thread count never changes a DeBERTa loss.
+TEST(DisentangledAttention, RowAndColumnRangesGiveTheWholeBlocksBits) {
+  const int64_t T = 45, ld_pos = 2 * 8 + 1, ld_s = T + 3;
+  const int32_t span = 8;
+  const auto c2p = test::randn(T * ld_pos, 7), p2c = test::randn(T * ld_pos, 8);
+  const auto base = test::randn(T * ld_s, 9);
+  const auto buckets = relative_position_buckets(T, 16, 32);
+  const float inv_scale = 0.2f;
+  auto whole = base;
+  disentangled_bias_forward(whole.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), T, span,
+                            inv_scale, 0, T);
+  std::vector<float> wc2p(T * ld_pos, 0.5f), wp2c(T * ld_pos, -0.25f);
+  disentangled_bias_backward_c2p(wc2p.data(), ld_pos, base.data(), ld_s, buckets.data(), T, span, inv_scale,
+                                 0, T);
+  disentangled_bias_backward_p2c(wp2c.data(), ld_pos, base.data(), ld_s, buckets.data(), T, span, inv_scale,
+                                 0, T);
+  for (const int64_t step : {1, 7, 16, 17, 44}) {
+    auto split = base;
+    std::vector<float> sc2p(T * ld_pos, 0.5f), sp2c(T * ld_pos, -0.25f);
+    for (int64_t k = T; k > 0; k -= step) {  // the ranges last to first: order between ranges must not matter
+      const int64_t a = k - step < 0 ? 0 : k - step;
+      disentangled_bias_forward(split.data(), ld_s, c2p.data(), p2c.data(), ld_pos, buckets.data(), T, span,
+                                inv_scale, a, k);
+      disentangled_bias_backward_c2p(sc2p.data(), ld_pos, base.data(), ld_s, buckets.data(), T, span,
+                                     inv_scale, a, k);
+      disentangled_bias_backward_p2c(sp2c.data(), ld_pos, base.data(), ld_s, buckets.data(), T, span,
+                                     inv_scale, a, k);
+    }
+    const std::string what = " in ranges of " + std::to_string(step);
+    EXPECT_EQ(split, whole) << "forward" << what;
+    EXPECT_EQ(sc2p, wc2p) << "c2p adjoint" << what;
+    EXPECT_EQ(sp2c, wp2c) << "p2c adjoint" << what;
+  }
 }
 
 }  // namespace
