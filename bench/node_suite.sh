@@ -1,7 +1,8 @@
 #!/bin/sh
-# node_suite.sh OUTDIR [CORETRAIN]: every "against the peer in the same run" benchmark that issue-sized questions need
-# on a bigger node (AVX-512 / AMX, 8+ cores), one log per part in OUTDIR, each part under its own time limit so one
-# slow or failing part leaves the others' figures. The peer is whatever `python3` imports as torch.
+# node_suite.sh OUTDIR [CORETRAIN]: the same-run comparisons against PyTorch, sized for a bigger node (AVX-512 / AMX,
+# 8+ cores) and run in one go: one log per part in OUTDIR, each part under its own time limit, so a slow or failing
+# part leaves the others' figures (a lent machine's time is short). The peer is whatever `python3` imports as torch
+# (PYTHON to choose); no MPI needed (the DDP part uses `coretrain run`).
 #
 #   bench/node_suite.sh /tmp/node                      # all cores, 8 ranks
 #   RANKS=4 PARTS=machine,step bench/node_suite.sh /tmp/node build/release/apps/coretrain
