@@ -17,7 +17,7 @@
 #   deberta  bench/step_vs_torch.py --model_type deberta-v2 (deberta-v3-base's shape, seq 512), bf16, with BERT's MFU
 # Limits (seconds, per part): LIMIT_<PART>, e.g. LIMIT_E2E=300. Threads: THREADS (default: all CPUs).
 # On a 16-core Emerald Rapids node (2026-11-28) the parts took: machine 1 s, step 71, ddp 116, glue 83, deberta
-# 54-60, e2e ~70 in f32 alone and more than 130 with --bf16 (six runs): the defaults below add up to ~11 minutes,
+# 54-60, e2e ~70 in f32 alone and more than 130 with --bf16 (six runs): the defaults below add up to ~11.5 minutes,
 # so where one command may run 10, split it: PARTS=machine,step,ddp,deberta, then PARTS=e2e,glue.
 # QUICK=1: tiny shapes everywhere, to check the suite runs on a machine before spending a big one's time on it.
 # SIZES (e2e/glue): E2E_STEPS (3), E2E_EVAL_PARAGRAPHS (20), GLUE_STEPS (5).
@@ -56,7 +56,7 @@ per=$((threads / ranks))
 tiny="" quick=""
 if [ "${QUICK:-0}" = 1 ]; then tiny="--layers 2 --hidden 128 --heads 2 --intermediate 512 --seq 128" quick=--quick; fi
 # shellcheck disable=SC2086  # $tiny and $quick are lists of flags
-part step 80 "$py" "$here/step_vs_torch.py" --coretrain "$bin" --threads "$threads" --batch 8 \
+part step 120 "$py" "$here/step_vs_torch.py" --coretrain "$bin" --threads "$threads" --batch 8 \
   --steps 2 --warmup 1 $tiny
 # shellcheck disable=SC2086
 part ddp 140 "$py" "$here/ddp_vs_torch.py" --coretrain "$bin" --launcher run --ranks "$ranks" \
