@@ -3,6 +3,8 @@
 // plain lines, decode, errors).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -18,9 +20,12 @@ using nlohmann::json;
 
 const std::string kTok = std::string(CORETRAIN_TEST_DATA) + "/tokenizers/bert.json";
 
-// Runs coretrain with `args`, feeding `input` on stdin; returns stdout+stderr lines and sets `rc`.
+// Runs coretrain with `args`, feeding `input` on stdin; returns stdout+stderr lines and sets `rc`. The input
+// file is this process's own: ctest runs the tests of this file as parallel processes, and a shared name let
+// one test truncate the file another's coretrain was reading (it then printed nothing and exited 0).
 std::vector<std::string> run(const std::string& args, const std::string& input, int& rc) {
-  const std::string in_path = testing::TempDir() + "tokenize_command_in.txt";
+  const std::string in_path =
+      testing::TempDir() + "tokenize_command_in." + std::to_string(::getpid()) + ".txt";
   FILE* f = std::fopen(in_path.c_str(), "w");
   std::fputs(input.c_str(), f);
   std::fclose(f);
