@@ -289,13 +289,9 @@ void EncoderModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t 
     probs_elems = std::max(probs_elems, buf_->cap_probs);
     B = std::max<int64_t>(B, buf_->cap_rows);
   }
-  // A packed batch's token count and its sum of squared lengths are new every step. Sized to each new maximum
-  // exactly, the set was rebuilt again and again, and every rebuild zeroes it anew (~1 GB at BERT-base: an
-  // MRPC-shaped glue run faulted ~150k pages a step over its first 8 steps). A quarter more than the largest
-  // batch yet, up to what the padded layout would take, makes rebuilds rare; a padded batch gets no headroom.
-  tokens = std::max(tokens, std::min(B * T, tokens + tokens / 4));
-  probs_elems =
-      std::max(probs_elems, std::min(B * config_.num_attention_heads * T * T, probs_elems + probs_elems / 4));
+  // Headroom (model_ops.h): an MRPC-shaped glue run, BERT-base, faulted ~150k pages a step without it.
+  tokens = with_headroom(tokens, B * T);
+  probs_elems = with_headroom(probs_elems, B * config_.num_attention_heads * T * T);
   buf_.reset();  // free the old set first: peak memory is one set
   auto b = std::make_unique<Buffers>();
   b->B = B;

@@ -3,6 +3,7 @@
 // parameter halves.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -11,6 +12,14 @@
 #include "kernels/dropout.h"
 
 namespace ct::model {
+
+// The capacity an activation buffer of a packed batch is (re)built with: `need` plus a quarter, at most
+// `upper` (what the padded layout takes), never below `need`. Packed batches bring a new token count and sum
+// of squared lengths every step; buffers sized to each new maximum exactly were rebuilt, and re-zeroed, again
+// and again.
+inline int64_t with_headroom(int64_t need, int64_t upper) {
+  return std::max(need, std::min(upper, need + need / 4));
+}
 
 void add_into(float* out, const float* a, const float* b, int64_t n);
 void copy_f32(float* dst, const float* src, int64_t n);

@@ -304,9 +304,14 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
   // Buffers: reused while big enough (packed batches change their token count every step).
   if (!mb_ || mb_->cap_tokens < N || mb_->cap_global < probs_global || mb_->cap_local < probs_local ||
       (keep && !mb_->all_layers)) {
-    const int64_t cap_n = std::max(N, mb_ ? mb_->cap_tokens : 0);
-    const int64_t cap_g = std::max(probs_global, mb_ ? mb_->cap_global : 0);
-    const int64_t cap_l = std::max(probs_local, mb_ ? mb_->cap_local : 0);
+    // Headroom over the largest batch yet, up to the padded layout's size (with_headroom, model_ops.h).
+    const BandPlan band(c.local_attention / 2);
+    const int64_t pad_g = B * NH * T * T;
+    const int64_t pad_l = c.attention_probs_dropout_prob > 0.0 ? std::max(B * band.probs_elems(T, NH), pad_g)
+                                                               : B * band.probs_elems(T, NH);
+    const int64_t cap_n = with_headroom(std::max(N, mb_ ? mb_->cap_tokens : 0), B * T);
+    const int64_t cap_g = with_headroom(std::max(probs_global, mb_ ? mb_->cap_global : 0), pad_g);
+    const int64_t cap_l = with_headroom(std::max(probs_local, mb_ ? mb_->cap_local : 0), pad_l);
     mb_.reset();
     auto m = std::make_shared<ModernBuffers>();
     m->cap_tokens = cap_n;

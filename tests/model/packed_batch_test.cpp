@@ -187,6 +187,50 @@ TEST(PackedBatch, InferenceWithoutActivationsGivesTheSameLogitsInLessMemory) {
     }
 }
 
+// Packed batches bring a new token count (and sum of squared lengths) every step. The activation buffers keep
+// a quarter of headroom over the largest batch yet, so a batch a little larger than the last reuses them, a
+// much larger one rebuilds them, and a smaller one never shrinks them; the logits do not depend on which
+// happened.
+TEST(PackedBatch, GrowingBatchesReuseTheBuffersWithinAQuarterOfHeadroom) {
+  const Golden g = load_golden("bert");
+  ASSERT_GE(g.T, 16);
+  QaModel m(g.config, Precision::f32), fresh(g.config, Precision::f32);
+  load_params(m, g);
+  load_params(fresh, g);
+  auto batch = [&](const std::vector<int32_t>& lens, std::vector<int32_t>& ids, std::vector<int32_t>& types) {
+    ids.clear();
+    for (size_t b = 0; b < lens.size(); ++b)
+      for (int32_t t = 0; t < lens[b]; ++t) ids.push_back(static_cast<int32_t>(1 + (7 * t + 3 * b) % 50));
+    types.assign(ids.size(), 0);
+    Batch x;
+    x.B = static_cast<int64_t>(lens.size());
+    x.T = g.T;
+    x.seq_lens = lens.data();
+    x.input_ids = ids.data();
+    x.token_type_ids = types.data();
+    return x;
+  };
+  std::vector<int32_t> ids, types;
+  auto bytes_after = [&](const std::vector<int32_t>& lens) {
+    m.forward(batch(lens, ids, types), StepOptions{}, nullptr, nullptr);
+    return m.activation_bytes();
+  };
+  const int64_t first = bytes_after({8, 8});    // 16 tokens, 128 squared
+  EXPECT_EQ(bytes_after({8, 9}), first);        // +6% tokens, +13% squared: reused
+  const int64_t grown = bytes_after({16, 16});  // twice the tokens: rebuilt
+  EXPECT_GT(grown, first);
+  EXPECT_EQ(bytes_after({4, 5}), grown);  // smaller: kept
+  // Logits after all that reuse equal a fresh model's on the same batch.
+  const std::vector<int32_t> lens = {11, 7};
+  std::vector<int32_t> ids2, types2;
+  const Batch x = batch(lens, ids, types), y = batch(lens, ids2, types2);
+  std::vector<float> s1(18), e1(18), s2(18), e2(18);
+  m.forward(x, StepOptions{}, s1.data(), e1.data());
+  fresh.forward(y, StepOptions{}, s2.data(), e2.data());
+  EXPECT_EQ(s1, s2);
+  EXPECT_EQ(e1, e2);
+}
+
 // The trainer's bf16 step: AdamW writes the matmuls' bf16 weight copies in its own pass instead of the next
 // forward converting them; the next forward is bit for bit the one after a conversion.
 TEST(PackedBatch, Bf16CopiesWrittenByTheOptimizerEqualTheForwardsOwnConversion) {
