@@ -46,11 +46,32 @@ start_agent() {
   PIDS="$PIDS $LAST_PID"
 }
 # start_two ARGS...: two agents with the same flags (logs a0.log, a1.log; pids A0, A1), as on two nodes.
+# pick_port's port can be taken by another test's process before the agents bind it (ctest runs tests in
+# parallel); then both agents report it taken and join that stranger's store. Seen once (launch.run_no_restarts
+# at 4da1563: both waited 60 s on a foreign store). So: when both say so, kill them and retry on a new port.
 start_two() {
-  local n
-  for n in 0 1; do
-    start_agent "$TMP/a$n.log" "$@"
-    eval "A$n=\$LAST_PID"
+  local n attempt tries a old
+  for attempt in 1 2 3; do
+    for n in 0 1; do
+      start_agent "$TMP/a$n.log" "$@"
+      eval "A$n=\$LAST_PID"
+    done
+    for tries in $(seq 100); do  # up to ~10 s for one of them to host the store, or both to find it taken
+      grep -q "(hosted here)" "$TMP/a0.log" "$TMP/a1.log" 2>/dev/null && return 0
+      grep -q "is taken; joining" "$TMP/a0.log" 2>/dev/null && grep -q "is taken; joining" "$TMP/a1.log" 2>/dev/null &&
+        break
+      sleep 0.1
+    done
+    grep -q "is taken; joining" "$TMP/a0.log" 2>/dev/null && grep -q "is taken; joining" "$TMP/a1.log" 2>/dev/null ||
+      return 0
+    echo "port $PORT taken by another process: retrying on a new port"
+    kill "$A0" "$A1" 2>/dev/null || true
+    wait "$A0" "$A1" 2>/dev/null || true
+    old=$PORT
+    pick_port
+    local args=()
+    for a in "$@"; do args+=("${a//127.0.0.1:$old/127.0.0.1:$PORT}"); done
+    set -- "${args[@]}"
   done
 }
 # host_and_other: H = the agent hosting the store (whichever bound the port first), V = the other; pids hpid, vpid.
