@@ -20,29 +20,18 @@ void disentangled_bias_forward(float* scores, int64_t ld_scores, const float* c2
   }
 }
 
-void disentangled_bias_backward_c2p(float* dc2p, int64_t ld_pos, const float* dscores, int64_t ld_scores,
-                                    const int32_t* buckets, int64_t T, int32_t span, float inv_scale,
-                                    int64_t i0, int64_t i1) {
-  for (int64_t i = i0; i < i1; ++i) {
+void disentangled_bias_backward(float* dc2p, float* dp2c, int64_t ld_pos, const float* dscores,
+                                int64_t ld_scores, const int32_t* buckets, int64_t T, int32_t span,
+                                float inv_scale) {
+  for (int64_t i = 0; i < T; ++i) {
     const float* ds = dscores + i * ld_scores;
     const int32_t* b = buckets + i + T - 1;
-    float* dq = dc2p + i * ld_pos;
-    for (int64_t j = 0; j < T; ++j) dq[c2p_row(b[-j], span)] += ds[j] * inv_scale;
-  }
-}
-
-void disentangled_bias_backward_p2c(float* dp2c, int64_t ld_pos, const float* dscores, int64_t ld_scores,
-                                    const int32_t* buckets, int64_t T, int32_t span, float inv_scale,
-                                    int64_t j0, int64_t j1) {
-  // Sixteen columns are one cache line of a dscores row: a block is read row by row, not column by column.
-  constexpr int64_t kBlock = 16;
-  for (int64_t jb = j0; jb < j1; jb += kBlock) {
-    const int64_t je = jb + kBlock < j1 ? jb + kBlock : j1;
-    for (int64_t i = 0; i < T; ++i) {
-      const float* ds = dscores + i * ld_scores;
-      const int32_t* b = buckets + i + T - 1;
-      for (int64_t j = jb; j < je; ++j) dp2c[j * ld_pos + c2p_row(b[-j], span)] += ds[j] * inv_scale;
+    if (dc2p) {
+      float* dq = dc2p + i * ld_pos;
+      for (int64_t j = 0; j < T; ++j) dq[c2p_row(b[-j], span)] += ds[j] * inv_scale;
     }
+    if (dp2c)
+      for (int64_t j = 0; j < T; ++j) dp2c[j * ld_pos + c2p_row(b[-j], span)] += ds[j] * inv_scale;
   }
 }
 

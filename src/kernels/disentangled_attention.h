@@ -9,9 +9,8 @@
 // kernels read them through the bucket table of distances (i - j depends on the diagonal only), so nothing
 // T x T besides the scores themselves is built, forward or backward.
 //
-// Every kernel takes a range of rows (forward, c2p's adjoint) or of columns (p2c's adjoint) so that callers
-// can split one head over threads: twelve heads on sixteen cores would leave four idle. Within a range each
-// element sums in the order the whole-block call uses, so a split changes no bit.
+// The forward takes a range of rows so that callers can split one head over threads (twelve heads on sixteen
+// cores would leave four idle); rows are independent, so a split changes no bit.
 #pragma once
 
 #include <cstdint>
@@ -24,17 +23,10 @@ void disentangled_bias_forward(float* scores, int64_t ld_scores, const float* c2
                                int64_t ld_pos, const int32_t* buckets, int64_t T, int32_t span,
                                float inv_scale, int64_t i0, int64_t i1);
 
-// The adjoint for c2p, rows i0 <= i < i1: dc2p[i, row] += dscores[i, j] * inv_scale over j < T (ADDS). Row i
-// of dc2p depends on row i of dscores alone.
-void disentangled_bias_backward_c2p(float* dc2p, int64_t ld_pos, const float* dscores, int64_t ld_scores,
-                                    const int32_t* buckets, int64_t T, int32_t span, float inv_scale,
-                                    int64_t i0, int64_t i1);
-
-// The adjoint for p2c, columns j0 <= j < j1: dp2c[j, row] += dscores[i, j] * inv_scale over i < T, in
-// increasing i (ADDS). Row j of dp2c depends on column j of dscores alone; the columns are read a block at a
-// time.
-void disentangled_bias_backward_p2c(float* dp2c, int64_t ld_pos, const float* dscores, int64_t ld_scores,
-                                    const int32_t* buckets, int64_t T, int32_t span, float inv_scale,
-                                    int64_t j0, int64_t j1);
+// The adjoint: dc2p[i, row] += dscores[i, j] * inv_scale and dp2c[j, row] += dscores[i, j] * inv_scale (ADDS;
+// either may be null).
+void disentangled_bias_backward(float* dc2p, float* dp2c, int64_t ld_pos, const float* dscores,
+                                int64_t ld_scores, const int32_t* buckets, int64_t T, int32_t span,
+                                float inv_scale);
 
 }  // namespace ct::kernels

@@ -199,8 +199,8 @@ namespace {
 
 constexpr float kLowest = -std::numeric_limits<float>::max();
 
-// The [heads, L, L] passes (bias, softmax, dropout and their backward) run over (head, block of rows) tasks,
-// not heads alone: twelve heads would leave four of sixteen cores idle. Sixteen rows of 512 scores are 32 KB.
+// The forward's [heads, L, L] passes (bias, softmax, dropout) run over (head, block of rows) tasks, not heads
+// alone: twelve heads would leave four of sixteen cores idle. Sixteen rows of 512 scores are 32 KB.
 constexpr int64_t kRowsPerTask = 16;
 
 // The band of relative-embedding rows a sequence of `len` tokens reads: [lo, hi].
@@ -658,10 +658,10 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
         if (c2p) zero_f32(s.c2p.data(), NH * ldp);
         if (p2c) zero_f32(s.p2c.data(), NH * ldp);
       }
-      // One head per task: p2c's adjoint reads dS by columns, so it runs after the head's every row while the
-      // head is still in L2. Row-block tasks with that adjoint as a second pass over column blocks
-      // (re-reading dS from L3) gave a slower backward on a 16-core Xeon (1,591-1,714 ms vs 1,532-1,549 per
-      // step, one run each), where the forward's row blocks gave a faster forward (883-888 vs 920-951 ms).
+      // One head per task: p2c's adjoint reads dS by columns, so it runs while the head is still in L2.
+      // Row-block tasks with that adjoint as a second pass over column blocks (re-reading dS from L3) gave a
+      // slower backward on a 16-core Xeon (1,591-1,714 ms vs 1,532-1,549 per step, one run each), where the
+      // forward's row blocks gave a faster forward (883-888 vs 920-951 ms).
 #pragma omp parallel for schedule(static)
       for (int64_t h = 0; h < NH; ++h) {
         float* dS = ds.data() + h * len * len;
@@ -677,12 +677,10 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
 #pragma omp simd
           for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
         }
-        if (rel && c2p)
-          kernels::disentangled_bias_backward_c2p(s.c2p.data() + h * ldp, W, dS, len, tbl, len, span,
-                                                  inv_scale, 0, len);
-        if (rel && p2c)
-          kernels::disentangled_bias_backward_p2c(s.p2c.data() + h * ldp, W, dS, len, tbl, len, span,
-                                                  inv_scale, 0, len);
+        if (rel && (c2p || p2c))
+          kernels::disentangled_bias_backward(c2p ? s.c2p.data() + h * ldp : nullptr,
+                                              p2c ? s.p2c.data() + h * ldp : nullptr, W, dS, len, tbl, len,
+                                              span, inv_scale);
         if (lowp) {
           bf16* dSb = ds_b.data() + h * len * len;
 #pragma omp simd

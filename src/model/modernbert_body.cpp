@@ -294,18 +294,15 @@ float EncoderModel::forward_modernbert(const Batch& batch, const StepOptions& op
   // blocks (O(T x window); more than the full square only for barely long sequences, whose blocks overlap),
   // or the full square too when attention dropout can make it run unbanded.
   const int64_t probs_global = packed ? kernels::varlen_probs_elems(cu.data(), B, NH) : B * NH * T * T;
+  const BandPlan band(c.local_attention / 2);
   int64_t probs_local = 0;
-  {
-    const BandPlan band(c.local_attention / 2);
-    for (int64_t b = 0; b < B; ++b) probs_local += band.probs_elems(packed ? cu[b + 1] - cu[b] : T, NH);
-    if (c.attention_probs_dropout_prob > 0.0) probs_local = std::max(probs_local, probs_global);
-  }
+  for (int64_t b = 0; b < B; ++b) probs_local += band.probs_elems(packed ? cu[b + 1] - cu[b] : T, NH);
+  if (c.attention_probs_dropout_prob > 0.0) probs_local = std::max(probs_local, probs_global);
 
   // Buffers: reused while big enough (packed batches change their token count every step).
   if (!mb_ || mb_->cap_tokens < N || mb_->cap_global < probs_global || mb_->cap_local < probs_local ||
       (keep && !mb_->all_layers)) {
     // Headroom over the largest batch yet, up to the padded layout's size (with_headroom, model_ops.h).
-    const BandPlan band(c.local_attention / 2);
     const int64_t pad_g = B * NH * T * T;
     const int64_t pad_l = c.attention_probs_dropout_prob > 0.0 ? std::max(B * band.probs_elems(T, NH), pad_g)
                                                                : B * band.probs_elems(T, NH);
