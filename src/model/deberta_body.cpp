@@ -203,17 +203,6 @@ constexpr float kLowest = -std::numeric_limits<float>::max();
 // alone: twelve heads would leave four of sixteen cores idle. Sixteen rows of 512 scores are 32 KB.
 constexpr int64_t kRowsPerTask = 16;
 
-// The band of relative-embedding rows a sequence of `len` tokens reads: [lo, hi].
-std::pair<int64_t, int64_t> band_of(const int32_t* tbl, int64_t len, int32_t span) {
-  int64_t lo = 2 * span, hi = -1;
-  for (int64_t d = 0; d < 2 * len - 1; ++d) {
-    const int64_t r = kernels::c2p_row(tbl[d], span);
-    lo = std::min(lo, r);
-    hi = std::max(hi, r);
-  }
-  return {lo, hi};
-}
-
 }  // namespace
 
 float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& options, std::vector<int64_t> cu) {
@@ -398,12 +387,12 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
       float* S = a.probs.data() + s.probs_off[b];
       bmm(NH, len, len, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
           {a.qkv.mm(lowp, q_off + H), 3 * H, D, true}, S, len, len * len, dt, inv_scale, false);
-      const int32_t* tbl = rel ? s.buckets.data() + (T - len) : nullptr;
       int64_t lo_row = 0, W = 0, ldp = 0;
+      kernels::DisentangledPlan plan;
       if (rel && (c2p || p2c)) {
-        const auto [lo_r, hi_r] = band_of(tbl, len, span);
-        lo_row = lo_r;
-        W = hi_r - lo_r + 1;
+        plan = kernels::disentangled_plan(s.buckets.data() + (T - len), len, span);
+        lo_row = plan.lo;
+        W = plan.hi - plan.lo + 1;
         ldp = len * W + lo_row;
         if (c2p)
           bmm(NH, len, W, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
@@ -425,8 +414,8 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
           float* Sh = S + h * len * len;
           if (rel && (c2p || p2c))
             kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
-                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, tbl, len, span,
-                                               inv_scale, i0, i1);
+                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, plan, inv_scale, i0,
+                                               i1);
           // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
           // bf16 copy) follows its softmax while the row is in cache.
           for (int64_t i = i0; i < i1; ++i) {
@@ -648,15 +637,13 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           s.dqkv.data() + r0 * 3 * H + 2 * H, 3 * H, D, dt, 1.0f, false);
       bmm(NH, len, len, D, {dctx_mm, H, D, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, true}, ds.data(),
           len, len * len, dt, 1.0f, false);
-      const int32_t* tbl = rel ? s.buckets.data() + (T - len) : nullptr;
       int64_t lo_row = 0, W = 0, ldp = 0;
+      kernels::DisentangledPlan plan;
       if (rel && (c2p || p2c)) {
-        const auto [lo_r, hi_r] = band_of(tbl, len, span);
-        lo_row = lo_r;
-        W = hi_r - lo_r + 1;
+        plan = kernels::disentangled_plan(s.buckets.data() + (T - len), len, span);
+        lo_row = plan.lo;
+        W = plan.hi - plan.lo + 1;
         ldp = len * W + lo_row;
-        if (c2p) zero_f32(s.c2p.data(), NH * ldp);
-        if (p2c) zero_f32(s.p2c.data(), NH * ldp);
       }
       // One head per task: p2c's adjoint reads dS by columns, so it runs while the head is still in L2.
       // Row-block tasks with that adjoint as a second pass over column blocks (re-reading dS from L3) gave a
@@ -677,10 +664,15 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
 #pragma omp simd
           for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
         }
-        if (rel && (c2p || p2c))
-          kernels::disentangled_bias_backward(c2p ? s.c2p.data() + h * ldp : nullptr,
-                                              p2c ? s.p2c.data() + h * ldp : nullptr, W, dS, len, tbl, len,
-                                              span, inv_scale);
+        if (rel && (c2p || p2c)) {
+          // Written over each row's band (no zeroing pass), and their bf16 copies made while the head is in
+          // cache.
+          float* dc = c2p ? s.c2p.data() + h * ldp : nullptr;
+          float* dp = p2c ? s.p2c.data() + h * ldp : nullptr;
+          kernels::disentangled_bias_backward(dc, dp, W, dS, len, plan, inv_scale);
+          if (lowp && dc) f32_to_bf16(dc + lo_row, s.c2p_b.data() + h * ldp + lo_row, len * W);
+          if (lowp && dp) f32_to_bf16(dp + lo_row, s.p2c_b.data() + h * ldp + lo_row, len * W);
+        }
         if (lowp) {
           bf16* dSb = ds_b.data() + h * len * len;
 #pragma omp simd
@@ -697,11 +689,8 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
       // C2P = Q Kr^T: dQ += dC2P Kr, dKr += dC2P^T Q. P2C = K Qr^T: dK += dP2C Qr, dQr += dP2C^T K.
       auto position_term = [&](std::vector<float>& dpos, std::vector<bf16>& dpos_b, const Act& proj,
                                int64_t own, std::vector<float>& dproj) {
-        const void* dmm = dpos.data() + lo_row;
-        if (lowp) {
-          to_bf16(dpos_b.data(), dpos.data(), NH * ldp);
-          dmm = dpos_b.data() + lo_row;
-        }
+        const void* dmm = lowp ? static_cast<const void*>(dpos_b.data() + lo_row)
+                               : static_cast<const void*>(dpos.data() + lo_row);
         bmm(NH, len, D, W, {dmm, W, ldp, false}, {proj.mm(lowp, lo_row * H), H, D, false}, dq + own, 3 * H, D,
             dt, 1.0f, true);
         bmm(NH, W, D, len, {dmm, W, ldp, true}, {a.qkv.mm(lowp, q_off + own), 3 * H, D, false},
