@@ -25,7 +25,8 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);
 
-// 64-byte aligned, zero-initialized memory owned by shared_ptr so views keep it alive.
+// 64-byte aligned, zero-initialized memory owned by shared_ptr so views keep it alive. Blocks of 16 MiB and
+// more are mapped on 2 MiB boundaries with transparent huge pages advised, and first touched by all threads.
 std::shared_ptr<void> aligned_alloc_shared(int64_t nbytes);
 
 class Tensor {
