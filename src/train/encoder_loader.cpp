@@ -106,9 +106,8 @@ std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m,
   float* grads = b.grad_alloc ? b.grad_alloc(model::make_param_layout(config, b.head).total) : nullptr;
   auto model = std::make_unique<model::EncoderModel>(config, b.head, precision, grads);
   const uint64_t seed = static_cast<uint64_t>(t.seed);
-  // set_seed(seed) then from_pretrained: every parameter starts from the seeded init, the file overwrites.
-  model->init_weights(seed);
   if (m.model_name_or_path.empty()) {
+    model->init_weights(seed);
     log::info("no --model_name_or_path: training ", config.model_type, " from random init (seed ", seed, ")");
     return model;
   }
@@ -118,6 +117,10 @@ std::unique_ptr<model::EncoderModel> build_task_model(const ModelArguments& m,
     const std::string weights = model::find_weights_file(m.model_name_or_path);
     const auto report =
         model::load_hf_weights(weights, model->params(), model->params_data(), b.ignore_mismatched_sizes);
+    // set_seed(seed) then from_pretrained: what the file lacks (a new head, or one of another size under
+    // --ignore_mismatched_sizes; anything else fails) starts from the seeded init. A parameter's init values
+    // depend on its place in the layout only, so initializing just these gives what a whole init would,
+    // without drawing the ~100 M values the file overwrites.
     const auto fresh = model::check_missing(report, model->layout().head_param_names());
     if (!fresh.empty()) model->init_weights(seed, fresh);
   } catch (const Error& e) {

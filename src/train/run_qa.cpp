@@ -230,8 +230,6 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
   out.model = std::make_unique<model::QaModel>(
       out.config, precision, grad_alloc ? grad_alloc(model::make_param_layout(out.config).total) : nullptr);
   const uint64_t seed = static_cast<uint64_t>(args.training.seed);
-  // set_seed(seed) then from_pretrained: every parameter starts from the seeded init, the file overwrites.
-  out.model->init_weights(seed);
   if (!m.model_name_or_path.empty()) {
     if (!is_dir(m.model_name_or_path) && !stdfs::exists(m.model_name_or_path))
       fail("--model_name_or_path: ", m.model_name_or_path, " does not exist");
@@ -239,6 +237,8 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
     try {
       weights = model::find_weights_file(m.model_name_or_path);
       auto report = model::load_hf_weights(weights, out.model->params(), out.model->params_data());
+      // set_seed(seed) then from_pretrained: only what the file lacks (the QA head; anything else fails)
+      // starts from the seeded init, with the values a whole init gives it (see build_task_model).
       auto fresh = model::check_missing(report);
       if (!fresh.empty()) out.model->init_weights(seed, "qa_outputs.");
     } catch (const Error& e) {
@@ -246,6 +246,7 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
     }
     out.model->mark_weights_changed();
   } else {
+    out.model->init_weights(seed);
     log::info("no --model_name_or_path: training ", out.config.model_type, " from random init (seed ", seed,
               ")");
     if (args.coretrain.demo) init_sinusoidal_positions(*out.model);
