@@ -31,6 +31,10 @@ struct DisentangledPlan {
   // at least kMinStretch long) or an indexed piece (anything else).
   std::vector<int32_t> piece_start, piece_len, piece_of;  // piece_of[k]: the piece holding k
   std::vector<uint8_t> stretch;
+  // rows[] never rises with k (log buckets grow with the distance). Then the rows sixteen queries read in one
+  // key's P2C row lie within sixteen floats wherever the buckets step by at most one, and p2c goes through
+  // vector loads and in-register permutes there instead of one load per element.
+  bool monotone = false;
 };
 
 // The plan of a T-token sequence: buckets as relative_position_buckets(T, ...) gives them (distance + T - 1).
