@@ -11,8 +11,9 @@
 //
 // Walking a query's keys walks the diagonals one by one, so the rows it reads form stretches: near the
 // diagonal (|i - j| up to half the buckets) each key reads the row before the last one's, a reversed
-// contiguous run that vectorizes; farther out the log buckets repeat rows and the reads go through the row
-// index one by one. A plan holds that index and its stretches for one sequence length.
+// contiguous run that vectorizes; farther out the log buckets repeat rows, and sixteen reads that fall within
+// sixteen floats of a row take one vector load and an in-register permute (one load each where the buckets
+// step further). A plan holds that index and its stretches for one sequence length.
 //
 // The forward takes a range of rows so that callers can split one head over threads (twelve heads on sixteen
 // cores would leave four idle); rows are independent, so a split changes no bit.
@@ -31,9 +32,9 @@ struct DisentangledPlan {
   // at least kMinStretch long) or an indexed piece (anything else).
   std::vector<int32_t> piece_start, piece_len, piece_of;  // piece_of[k]: the piece holding k
   std::vector<uint8_t> stretch;
-  // rows[] never rises with k (log buckets grow with the distance). Then the rows sixteen queries read in one
-  // key's P2C row lie within sixteen floats wherever the buckets step by at most one, and p2c goes through
-  // vector loads and in-register permutes there instead of one load per element.
+  // rows[] never rises with k (log buckets grow with the distance). Then sixteen consecutive reads (c2p's
+  // keys of one query, p2c's queries of one key) lie within sixteen floats wherever the buckets step by at
+  // most one, and go through a vector load and an in-register permute instead of one load each.
   bool monotone = false;
 };
 
