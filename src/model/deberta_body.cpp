@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "core/error.h"
 #include "kernels/activation.h"
@@ -149,8 +150,10 @@ struct EncoderModel::DebertaState {
   bool kept = false;  // the last forward kept every layer's activations
   StepOptions opts;
   std::vector<int32_t> ids, type_ids, pos_ids;
-  std::vector<float> mask;         // [N] 0/1; empty: every token attends
-  std::vector<int32_t> buckets;    // [2T - 1]: bucket of distance d at d + T - 1
+  std::vector<float> mask;  // [N] 0/1; empty: every token attends
+  // By sequence length: the relative-embedding row each diagonal reads (built once per forward, used by
+  // every layer's forward and backward).
+  std::map<int64_t, kernels::DisentangledPlan> plans;
   std::vector<int64_t> probs_off;  // [B]: where sequence b's probabilities start
   Act emb_sum;                     // [N, E] word + position + type
   std::vector<float> emb_pre;      // [N, H] embed_proj's output (the LayerNorm input), when projecting
@@ -321,7 +324,14 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
       s.rel.b.resize(s.rel.f.size());
       s.rel.sync(true);
     }
-    s.buckets = kernels::relative_position_buckets(T, c.position_buckets, max_rel);
+    s.plans.clear();
+    if (c2p || p2c) {
+      const std::vector<int32_t> buckets = kernels::relative_position_buckets(T, c.position_buckets, max_rel);
+      for (int64_t b = 0; b < B; ++b)
+        if (!s.plans.count(s.rows(b)))
+          s.plans.emplace(s.rows(b),
+                          kernels::disentangled_plan(buckets.data() + (T - s.rows(b)), s.rows(b), span));
+    }
   }
   const float inv_scale = 1.0f / std::sqrt(static_cast<float>(D) * static_cast<float>(1 + c2p + p2c));
 
@@ -388,11 +398,11 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
       bmm(NH, len, len, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
           {a.qkv.mm(lowp, q_off + H), 3 * H, D, true}, S, len, len * len, dt, inv_scale, false);
       int64_t lo_row = 0, W = 0, ldp = 0;
-      kernels::DisentangledPlan plan;
+      const kernels::DisentangledPlan* plan = nullptr;
       if (rel && (c2p || p2c)) {
-        plan = kernels::disentangled_plan(s.buckets.data() + (T - len), len, span);
-        lo_row = plan.lo;
-        W = plan.hi - plan.lo + 1;
+        plan = &s.plans.at(len);
+        lo_row = plan->lo;
+        W = plan->hi - plan->lo + 1;
         ldp = len * W + lo_row;
         if (c2p)
           bmm(NH, len, W, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
@@ -414,8 +424,8 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
           float* Sh = S + h * len * len;
           if (rel && (c2p || p2c))
             kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
-                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, plan, inv_scale, i0,
-                                               i1);
+                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, *plan, inv_scale,
+                                               i0, i1);
           // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
           // bf16 copy) follows its softmax while the row is in cache.
           for (int64_t i = i0; i < i1; ++i) {
@@ -638,11 +648,11 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
       bmm(NH, len, len, D, {dctx_mm, H, D, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, true}, ds.data(),
           len, len * len, dt, 1.0f, false);
       int64_t lo_row = 0, W = 0, ldp = 0;
-      kernels::DisentangledPlan plan;
+      const kernels::DisentangledPlan* plan = nullptr;
       if (rel && (c2p || p2c)) {
-        plan = kernels::disentangled_plan(s.buckets.data() + (T - len), len, span);
-        lo_row = plan.lo;
-        W = plan.hi - plan.lo + 1;
+        plan = &s.plans.at(len);
+        lo_row = plan->lo;
+        W = plan->hi - plan->lo + 1;
         ldp = len * W + lo_row;
       }
       // One head per task: p2c's adjoint reads dS by columns, so it runs while the head is still in L2.
@@ -669,7 +679,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           // cache.
           float* dc = c2p ? s.c2p.data() + h * ldp : nullptr;
           float* dp = p2c ? s.p2c.data() + h * ldp : nullptr;
-          kernels::disentangled_bias_backward(dc, dp, W, dS, len, plan, inv_scale);
+          kernels::disentangled_bias_backward(dc, dp, W, dS, len, *plan, inv_scale);
           if (lowp && dc) f32_to_bf16(dc + lo_row, s.c2p_b.data() + h * ldp + lo_row, len * W);
           if (lowp && dp) f32_to_bf16(dp + lo_row, s.p2c_b.data() + h * ldp + lo_row, len * W);
         }
