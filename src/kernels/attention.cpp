@@ -275,7 +275,7 @@ void* at(void* p, int64_t elems, DType t) {
 }
 
 void forward_impl(void* ctx, float* probs, const void* q, const void* k, const void* v, const float* mask,
-                  const Resolved& r, DType dt, const DropoutSite& drop) {
+                  const Resolved& r, DType dt, const DropoutSite& drop, void* saved_pd) {
   const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
   const int64_t* lens = key_lengths(mask, r);
   // scores = alpha * Q K^T (first L keys), straight into probs.
@@ -292,7 +292,7 @@ void forward_impl(void* ctx, float* probs, const void* q, const void* k, const v
   // Pd: a separate buffer unless f32 without dropout (then probs itself feeds the context product).
   const bool separate = dt == DType::bf16 || drop.p > 0.0f;
   void* pd = probs;
-  if (separate) pd = t_pd.get(r.B * r.NH * r.TT * dtype_size(dt));
+  if (separate) pd = saved_pd ? saved_pd : t_pd.get(r.B * r.NH * r.TT * dtype_size(dt));
   if (!separate)
     softmax_rows<float>(probs, nullptr, mask, lens, r, drop);
   else if (dt == DType::f32)
@@ -312,7 +312,7 @@ void forward_impl(void* ctx, float* probs, const void* q, const void* k, const v
 
 void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                    const void* v, const float* probs, const float* mask, const Resolved& r, DType dt,
-                   const DropoutSite& drop) {
+                   const DropoutSite& drop, void* saved_pd) {
   const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
   const int64_t n_tt = r.B * r.NH * r.TT;
   const int64_t* lens = key_lengths(mask, r);
@@ -340,7 +340,9 @@ void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const voi
   // dV[first L keys] += Pd^T dctx (later keys have Pd = 0 and get nothing).
   const bool separate = dt == DType::bf16 || drop.p > 0.0f;
   void* pd = const_cast<float*>(probs);
-  if (separate) {
+  if (separate && saved_pd) {
+    pd = saved_pd;
+  } else if (separate) {
     pd = t_pd.get(n_tt * dtype_size(dt));
     if (dt == DType::f32)
       dropped_probs(static_cast<float*>(pd), probs, lens, r, drop);
@@ -391,24 +393,25 @@ void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const voi
 }  // namespace
 
 void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
-                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop) {
+                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop,
+                       void* saved_pd) {
   const Resolved r = resolve(d);
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  forward_impl(ctx, probs, q, k, v, mask, r, dt, drop);
+  forward_impl(ctx, probs, q, k, v, mask, r, dt, drop, saved_pd);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const float* mask, const AttentionDims& d,
-                        DType dt, const DropoutSite& drop) {
+                        DType dt, const DropoutSite& drop, void* saved_pd) {
   const Resolved r = resolve(d);
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  backward_impl(dq, dk, dv, dctx, q, k, v, probs, mask, r, dt, drop);
+  backward_impl(dq, dk, dv, dctx, q, k, v, probs, mask, r, dt, drop, saved_pd);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const AttentionDims& d, DType dt,
                         const DropoutSite& drop) {
-  attention_backward(dq, dk, dv, dctx, q, k, v, probs, nullptr, d, dt, drop);
+  attention_backward(dq, dk, dv, dctx, q, k, v, probs, nullptr, d, dt, drop, nullptr);
 }
 
 namespace {
@@ -457,22 +460,24 @@ int64_t varlen_probs_elems(const int64_t* cu_seqlens, int64_t B, int64_t NH) {
 
 void attention_forward_varlen(void* ctx, float* probs, const void* q, const void* k, const void* v,
                               const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
-                              const DropoutSite& drop) {
+                              const DropoutSite& drop, void* saved_pd) {
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
   for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
     forward_impl(at(ctx, s.row0 * s.r.ldc, dt), probs + s.probs0, at(q, s.row0 * s.r.ldq, dt),
-                 at(k, s.row0 * s.r.ldq, dt), at(v, s.row0 * s.r.ldq, dt), nullptr, s.r, dt, s.drop);
+                 at(k, s.row0 * s.r.ldq, dt), at(v, s.row0 * s.r.ldq, dt), nullptr, s.r, dt, s.drop,
+                 saved_pd ? at(saved_pd, s.probs0, dt) : nullptr);
   });
 }
 
 void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dctx, const void* q,
                                const void* k, const void* v, const float* probs, const int64_t* cu_seqlens,
-                               const AttentionDims& d, DType dt, const DropoutSite& drop) {
+                               const AttentionDims& d, DType dt, const DropoutSite& drop, void* saved_pd) {
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
   for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
     backward_impl(dq + s.row0 * s.r.ldq, dk + s.row0 * s.r.ldq, dv + s.row0 * s.r.ldq,
                   dctx + s.row0 * s.r.ldc, at(q, s.row0 * s.r.ldq, dt), at(k, s.row0 * s.r.ldq, dt),
-                  at(v, s.row0 * s.r.ldq, dt), probs + s.probs0, nullptr, s.r, dt, s.drop);
+                  at(v, s.row0 * s.r.ldq, dt), probs + s.probs0, nullptr, s.r, dt, s.drop,
+                  saved_pd ? at(saved_pd, s.probs0, dt) : nullptr);
   });
 }
 

@@ -4,12 +4,13 @@
 // (B, NH) straight on the row layout (no transposes). Softmax is f32; Q/K/V/context may be bf16 (autocast).
 //
 // Saved for backward: probs [B, NH, T, T] f32 (after softmax, BEFORE dropout); the dropout mask is not stored
-// (backward reads it off the recomputed dropped probabilities). Mask: mask[b, j] == 0 (key j padding) adds
-// the most negative float to the score (HF's additive mask), so its probability is exactly 0. A fully masked
-// row then softmaxes over equal -FLT_MAX scores, uniformly, as HF does. Keys past a sequence's last attended
-// key (right padding) are skipped: the products run over the first L keys only (L rounded up to 32), and
-// their probabilities are written as the exact zeros the mask would give. The dropout counter of probs[b, h,
-// i, j] is ((b * NH + h) * T + i) * T + j, whatever is skipped.
+// (backward reads it off the dropped probabilities, recomputed from the Philox counters unless the caller
+// keeps forward's copy: saved_pd below). Mask: mask[b, j] == 0 (key j padding) adds the most negative float
+// to the score (HF's additive mask), so its probability is exactly 0. A fully masked row then softmaxes over
+// equal -FLT_MAX scores, uniformly, as HF does. Keys past a sequence's last attended key (right padding) are
+// skipped: the products run over the first L keys only (L rounded up to 32), and their probabilities are
+// written as the exact zeros the mask would give. The dropout counter of probs[b, h, i, j] is ((b * NH + h) *
+// T + i) * T + j, whatever is skipped.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +39,14 @@ struct AttentionDims {
 // ctx [B, T, ld_ctx] of type dt. drop.p = attention_probs_dropout_prob (0 in eval); drop's counter space
 // covers B*NH*T*T elements starting at drop.offset (with row streams, row_elems must be NH*T*T: one per
 // sequence).
+//
+// saved_pd (optional, [B, NH, T, T] of dt): where forward writes the dropped probabilities that the context
+// product multiplies, when they differ from probs (bf16, or dropout on); backward given the same buffer
+// multiplies them again instead of recomputing them (a pass over [B, NH, T, T] and its Philox draws) and
+// then OVERWRITES it (dS goes there). Null: a per-thread scratch, recomputed in backward.
 void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
-                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop);
+                       const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop,
+                       void* saved_pd = nullptr);
 
 // Backward. dctx [B, T, ld_ctx] f32; q, k, v as in forward (type dt); probs, mask and drop exactly as forward
 // saw them. ADDS (+=) into dq, dk, dv: f32 rows with row stride ld_qkv (e.g. slices of one fused dQKV [B, T,
@@ -47,7 +54,7 @@ void attention_forward(void* ctx, float* probs, const void* q, const void* k, co
 // forward does (same result, less work); the overload without it computes over all T keys.
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const float* mask, const AttentionDims& d,
-                        DType dt, const DropoutSite& drop);
+                        DType dt, const DropoutSite& drop, void* saved_pd = nullptr);
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const AttentionDims& d, DType dt,
                         const DropoutSite& drop);
@@ -56,15 +63,16 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dctx, cons
 // (B = d.B sequences laid end to end, no padding), and it attends over its own rows only. d.T is the padded
 // length the batch replaces (every sequence no longer than it): it only keys the dropout counters, which
 // equal the padded computation's for the same site (row streams: sequence b uses row_streams[b]). probs holds
-// each sequence's [NH, L, L] block after the previous ones (varlen_probs_elems). Same overwrite/add contract
-// as the padded forms; no mask (every row is a real token).
+// each sequence's [NH, L, L] block after the previous ones (varlen_probs_elems), saved_pd likewise in dt
+// elements. Same overwrite/add contract as the padded forms; no mask (every row is a real token).
 int64_t varlen_probs_elems(const int64_t* cu_seqlens, int64_t B, int64_t NH);
 void attention_forward_varlen(void* ctx, float* probs, const void* q, const void* k, const void* v,
                               const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
-                              const DropoutSite& drop);
+                              const DropoutSite& drop, void* saved_pd = nullptr);
 void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dctx, const void* q,
                                const void* k, const void* v, const float* probs, const int64_t* cu_seqlens,
-                               const AttentionDims& d, DType dt, const DropoutSite& drop);
+                               const AttentionDims& d, DType dt, const DropoutSite& drop,
+                               void* saved_pd = nullptr);
 
 // Plain-loop reference of both directions (double math, f32 operands, dense output ctx [B, T, NH*HS] and
 // dense dq/dk/dv [B, T, NH*HS] ADDED into), for the tests.

@@ -34,8 +34,9 @@ struct LayerActs {
   char* x = nullptr;       // [N, H] layer input
   char* qkv = nullptr;     // [N, 3H]
   float* probs = nullptr;  // [B, NH, T, T] softmax before dropout
-  char* ctx = nullptr;     // [N, H]
-  float* res1 = nullptr;   // [N, H] attention output + residual (LN1 input)
+  char* pd = nullptr;     // [B, NH, T, T] after dropout, run precision (training, when it differs from probs)
+  char* ctx = nullptr;    // [N, H]
+  float* res1 = nullptr;  // [N, H] attention output + residual (LN1 input)
   float* mean1 = nullptr;
   float* rstd1 = nullptr;
   char* h1 = nullptr;     // [N, H] LN1 output
@@ -311,6 +312,10 @@ void EncoderModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t 
     if (l == L || (!all_layers && l >= 1)) break;
     a.qkv = b->alloc_dt(N * 3 * H, dt);
     a.probs = b->alloc<float>(probs_elems);
+    // Forward's dropped probabilities, which backward multiplies again: keeping them costs half (bf16) or all
+    // (f32) of probs again, and saves backward a pass over [B, NH, T, T] that redraws every Philox word.
+    if (all_layers && (dt == DType::bf16 || config_.attention_probs_dropout_prob > 0.0))
+      a.pd = b->alloc_dt(probs_elems, dt);
     a.ctx = b->alloc_dt(N * H, dt);
     a.res1 = b->alloc<float>(N * H);
     a.mean1 = b->alloc<float>(N);
@@ -499,10 +504,10 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     dims.ld_qkv = 3 * H;
     if (packed)
       kernels::attention_forward_varlen(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz,
-                                        bf.cu.data(), dims, dt, site(p_attn, sid));
+                                        bf.cu.data(), dims, dt, site(p_attn, sid), a.pd);
     else
       kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
-                                 site(p_attn, sid));
+                                 site(p_attn, sid), a.pd);
     // Where the dropout between a Linear and its residual is the identity (evaluation; DistilBERT's attention
     // output has none), the residual add rides on the matmul.
     if (distil || site(p_hidden, sid + 1).p == 0.0f) {
@@ -706,10 +711,11 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
     if (packed)
       kernels::attention_backward_varlen(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
                                          a.qkv + H * esz, a.qkv + 2 * H * esz, a.probs, bf.cu.data(), dims,
-                                         dt, site(p_attn, sid));
-    else
+                                         dt, site(p_attn, sid), a.pd);
+    else  // forward's mask: backward skips the same keys (a.pd holds nothing past them)
       kernels::attention_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
-                                  a.qkv + 2 * H * esz, a.probs, dims, dt, site(p_attn, sid));
+                                  a.qkv + 2 * H * esz, a.probs, bf.has_mask ? bf.mask : nullptr, dims, dt,
+                                  site(p_attn, sid), a.pd);
     if (lowp) to_bf16(bf.dqkv_b, bf.dqkv, N * 3 * H);
     kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dqkv, mm(bf.dqkv, bf.dqkv_b), a.x, weight(lo.qkv_w),
                              N, H, 3 * H, dt);

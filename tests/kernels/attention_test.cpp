@@ -2,6 +2,9 @@
 // reference and finite differences, HF mask semantics, dropout recomputation.
 #include "kernels/attention.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "core/error.h"
 #include "test_util.h"
 
@@ -262,6 +265,58 @@ TEST(Attention, VarlenEqualsTheMaskedPaddedComputationOnRealRows) {
   EXPECT_THROW(attention_forward_varlen(out.data(), pr.data(), buf.data(), buf.data() + h, buf.data() + 2 * h,
                                         bad.data(), one, DType::f32, DropoutSite{}),
                Error);
+}
+
+// Forward's dropped probabilities kept in the caller's buffer (saved_pd) give backward bit for bit what the
+// recomputation gives, f32 and bf16, padded (with skipped keys past the mask, where the buffer holds NaN that
+// nothing may read) and packed. The buffer starts as NaN, so a read of anything forward did not write shows.
+TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
+  constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
+  const std::vector<int64_t> cu = {0, 40, 53, 86};
+  AttentionDims d{b, t, nh, hs, 3 * h, h};
+  std::vector<float> mask(b * t, 1.0f);
+  for (int64_t j = 13; j < t; ++j) mask[1 * t + j] = 0.0f;  // 13 keys: one 32-key block, 8 skipped
+  for (DType dt : {DType::f32, DType::bf16}) {
+    for (bool packed : {false, true}) {
+      const int64_t rows = packed ? cu[b] : b * t;
+      const int64_t n_probs = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
+      auto qkv32 = test::randn(rows * 3 * h, 41);
+      const int64_t es = dtype_size(dt);
+      std::vector<char> qkv(static_cast<size_t>(rows * 3 * h * es));
+      if (dt == DType::f32)
+        std::memcpy(qkv.data(), qkv32.data(), qkv.size());
+      else
+        f32_to_bf16(qkv32.data(), reinterpret_cast<bf16*>(qkv.data()), rows * 3 * h);
+      const char* q = qkv.data();
+      const char* k = q + h * es;
+      const char* v = q + 2 * h * es;
+      auto dctx = test::randn(rows * h, 42);
+      DropoutSite drop{0.3f, 9, 4, 1000};
+      std::vector<float> grads[2];
+      for (int saved = 0; saved < 2; ++saved) {
+        std::vector<char> ctx(static_cast<size_t>(rows * h * es));
+        std::vector<float> probs(static_cast<size_t>(n_probs));
+        std::vector<char> pd(static_cast<size_t>(n_probs * es), static_cast<char>(0xff));  // NaN either way
+        void* spd = saved ? pd.data() : nullptr;
+        std::vector<float>& g = grads[saved];
+        g.assign(static_cast<size_t>(rows * 3 * h), 0.0f);
+        if (packed) {
+          attention_forward_varlen(ctx.data(), probs.data(), q, k, v, cu.data(), d, dt, drop, spd);
+          attention_backward_varlen(g.data(), g.data() + h, g.data() + 2 * h, dctx.data(), q, k, v,
+                                    probs.data(), cu.data(), d, dt, drop, spd);
+        } else {
+          attention_forward(ctx.data(), probs.data(), q, k, v, mask.data(), d, dt, drop, spd);
+          attention_backward(g.data(), g.data() + h, g.data() + 2 * h, dctx.data(), q, k, v, probs.data(),
+                             mask.data(), d, dt, drop, spd);
+        }
+      }
+      for (size_t i = 0; i < grads[0].size(); ++i) {
+        ASSERT_FALSE(std::isnan(grads[1][i]))
+            << dtype_name(dt) << (packed ? " packed" : " padded") << " " << i;
+        ASSERT_EQ(grads[1][i], grads[0][i]) << dtype_name(dt) << (packed ? " packed" : " padded") << " " << i;
+      }
+    }
+  }
 }
 
 TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {
