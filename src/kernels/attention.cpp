@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -186,6 +187,14 @@ void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolv
 
 inline float load(const float* p, int64_t i) {
   return p[i];
+}
+// x as the operand type holds it (bf16: rounded).
+template <class TD>
+inline float load_as(float x) {
+  if constexpr (std::is_same_v<TD, bf16>)
+    return round_bf16(x);
+  else
+    return x;
 }
 inline float load(const bf16* p, int64_t i) {
   return to_f32(p[i]);
@@ -479,6 +488,182 @@ void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dct
                   at(v, s.row0 * s.r.ldq, dt), probs + s.probs0, nullptr, s.r, dt, s.drop,
                   saved_pd ? at(saved_pd, s.probs0, dt) : nullptr);
   });
+}
+
+namespace {
+
+constexpr int64_t kMaxFirstQueryHead = 256;  // a head's accumulators live in registers / on the stack
+
+// One (sequence, head) pair of the first-query forms: where its key rows start and how many it attends to,
+// and the dropout site and element index of its probability row, exactly as the full forms' row i = 0.
+struct FirstQueryRow {
+  int64_t q_row = 0, k_row = 0, keys = 0;
+  DropoutSite rs;
+  int64_t e0 = 0;  // dropout element index of key 0 (for_each_dropout's begin)
+};
+
+template <class Fn>
+void for_each_first_query(const float* mask, const int64_t* cu, const AttentionDims& d,
+                          const DropoutSite& drop, Fn&& fn) {
+  if (cu) {
+    std::vector<VarlenSeq> seqs;
+    for_each_varlen_seq(cu, d, drop, [&](const VarlenSeq& s) { seqs.push_back(s); });
+#pragma omp parallel for schedule(dynamic, 1) if (d.B > 1)
+    for (int64_t b = 0; b < d.B; ++b) {
+      const VarlenSeq& s = seqs[static_cast<size_t>(b)];
+      for (int64_t h = 0; h < d.NH; ++h) {
+        const int64_t row = h * s.r.T;  // query 0 of head h in the sequence's own [NH, L, L] block
+        fn(b, h, FirstQueryRow{s.row0, s.row0, s.r.T, row_site(s.drop, row, s.r), row * s.r.T});
+      }
+    }
+    return;
+  }
+  const Resolved r = resolve(d);
+  const int64_t* lens = key_lengths(mask, r);
+  std::vector<int64_t> keys(lens, lens + r.B);  // key_lengths' storage is per thread
+#pragma omp parallel for schedule(dynamic, 1) if (d.B > 1)
+  for (int64_t b = 0; b < r.B; ++b)
+    for (int64_t h = 0; h < r.NH; ++h) {
+      const int64_t row = (b * r.NH + h) * r.T;
+      fn(b, h,
+         FirstQueryRow{b * r.T, b * r.T, keys[static_cast<size_t>(b)], row_site(drop, row, r), row * r.T});
+    }
+}
+
+template <class T>
+const T* typed(const void* p) {
+  return static_cast<const T*>(p);
+}
+
+template <class TD>
+void first_query_forward(void* ctx_first, float* probs_first, const void* q, const void* k, const void* v,
+                         const float* mask, const int64_t* cu, const AttentionDims& d,
+                         const DropoutSite& drop) {
+  const int64_t T = d.T, HS = d.HS, ldq = d.ld_qkv ? d.ld_qkv : d.NH * d.HS;
+  const int64_t ldc = d.ld_ctx ? d.ld_ctx : d.NH * d.HS;
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
+  const TD* Q = typed<TD>(q);
+  const TD* K = typed<TD>(k);
+  const TD* V = typed<TD>(v);
+  TD* C = static_cast<TD*>(ctx_first);
+  for_each_first_query(mask, cu, d, drop, [&](int64_t b, int64_t h, const FirstQueryRow& f) {
+    float* p = probs_first + (b * d.NH + h) * T;
+    const TD* qr = Q + f.q_row * ldq + h * HS;
+    for (int64_t j = 0; j < f.keys; ++j) {
+      const TD* kr = K + (f.k_row + j) * ldq + h * HS;
+      float acc = 0.0f;
+      for (int64_t c = 0; c < HS; ++c) acc += load(qr, c) * load(kr, c);
+      p[j] = alpha * acc;
+      if (!cu && mask) p[j] += mask[b * T + j] == 0.0f ? -FLT_MAX : 0.0f;
+    }
+    float mx = -FLT_MAX;
+    for (int64_t j = 0; j < f.keys; ++j) mx = p[j] > mx ? p[j] : mx;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < f.keys; ++j) {
+      p[j] = fast_exp(p[j] - mx);
+      sum += p[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < f.keys; ++j) p[j] *= inv;
+    for (int64_t j = f.keys; j < T; ++j) p[j] = 0.0f;
+    // The context product multiplies the dropped probabilities in the operand type, as the full forms do.
+    thread_local std::vector<float> pd_buf;
+    pd_buf.resize(static_cast<size_t>(f.keys));
+    float* pd = pd_buf.data();
+    for (int64_t j = 0; j < f.keys; ++j) pd[j] = p[j];
+    if (f.rs.p > 0.0f)
+      for_each_dropout(f.rs.seed, f.rs.stream, f.rs.offset, f.rs.p, f.e0, f.e0 + f.keys,
+                       [&](int64_t i, float keep) { pd[i - f.e0] *= keep; });
+    float acc[kMaxFirstQueryHead] = {};
+    for (int64_t j = 0; j < f.keys; ++j) {
+      const float w = load_as<TD>(pd[j]);
+      const TD* vr = V + (f.k_row + j) * ldq + h * HS;
+      for (int64_t c = 0; c < HS; ++c) acc[c] += w * load(vr, c);
+    }
+    for (int64_t c = 0; c < HS; ++c) store(C + b * ldc + h * HS, c, acc[c]);
+  });
+}
+
+template <class TD>
+void first_query_backward(float* dq, float* dk, float* dv, const float* dctx_first, const void* q,
+                          const void* k, const void* v, const float* probs_first, const float* mask,
+                          const int64_t* cu, const AttentionDims& d, const DropoutSite& drop) {
+  const int64_t T = d.T, HS = d.HS, ldq = d.ld_qkv ? d.ld_qkv : d.NH * d.HS;
+  const int64_t ldc = d.ld_ctx ? d.ld_ctx : d.NH * d.HS;
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
+  const float scale = drop.p > 0.0f ? 1.0f / (1.0f - drop.p) : 1.0f;
+  const TD* Q = typed<TD>(q);
+  const TD* K = typed<TD>(k);
+  const TD* V = typed<TD>(v);
+  for_each_first_query(mask, cu, d, drop, [&](int64_t b, int64_t h, const FirstQueryRow& f) {
+    const float* p = probs_first + (b * d.NH + h) * T;
+    float g[kMaxFirstQueryHead];  // dctx in the operand type, as the full forms multiply it
+    for (int64_t c = 0; c < HS; ++c) g[c] = load_as<TD>(dctx_first[b * ldc + h * HS + c]);
+    thread_local std::vector<float> keep_buf, dp_buf;
+    keep_buf.assign(static_cast<size_t>(f.keys), 1.0f);
+    dp_buf.resize(static_cast<size_t>(f.keys));
+    float* keep = keep_buf.data();
+    float* dp = dp_buf.data();
+    if (f.rs.p > 0.0f)
+      for_each_dropout(f.rs.seed, f.rs.stream, f.rs.offset, f.rs.p, f.e0, f.e0 + f.keys,
+                       [&](int64_t i, float kp) { keep[i - f.e0] = kp; });
+    float s = 0.0f;
+    for (int64_t j = 0; j < f.keys; ++j) {
+      const TD* vr = V + (f.k_row + j) * ldq + h * HS;
+      const float pd = load_as<TD>(p[j] * keep[j]);
+      float acc = 0.0f;
+      for (int64_t c = 0; c < HS; ++c) {
+        acc += g[c] * load(vr, c);
+        dv[(f.k_row + j) * ldq + h * HS + c] += pd * g[c];
+      }
+      // The full forms read the keep mask off the dropped probability (zero: dropped, or P itself zero).
+      dp[j] = drop.p > 0.0f ? (pd != 0.0f ? acc * scale : 0.0f) : acc;
+      s += dp[j] * p[j];
+    }
+    const TD* qr = Q + f.q_row * ldq + h * HS;
+    float dqr[kMaxFirstQueryHead] = {};
+    for (int64_t j = 0; j < f.keys; ++j) {
+      const float ds = load_as<TD>(p[j] * (dp[j] - s) * alpha);
+      const TD* kr = K + (f.k_row + j) * ldq + h * HS;
+      for (int64_t c = 0; c < HS; ++c) {
+        dqr[c] += ds * load(kr, c);
+        dk[(f.k_row + j) * ldq + h * HS + c] += ds * load(qr, c);
+      }
+    }
+    for (int64_t c = 0; c < HS; ++c) dq[f.q_row * ldq + h * HS + c] += dqr[c];
+  });
+}
+
+void check_first_query(const AttentionDims& d, const DropoutSite& drop) {
+  CT_CHECK(d.B > 0 && d.T > 0 && d.NH > 0 && d.HS > 0, "attention (first query): bad dims B=", d.B,
+           " T=", d.T, " NH=", d.NH, " HS=", d.HS);
+  CT_CHECK(d.HS <= kMaxFirstQueryHead, "attention (first query): head size ", d.HS, " above the supported ",
+           kMaxFirstQueryHead);
+  CT_CHECK(d.window == 0, "attention (first query): sliding windows are not supported");
+  CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
+}
+
+}  // namespace
+
+void attention_first_query_forward(void* ctx_first, float* probs_first, const void* q, const void* k,
+                                   const void* v, const float* mask, const int64_t* cu_seqlens,
+                                   const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  check_first_query(d, drop);
+  if (dt == DType::bf16)
+    first_query_forward<bf16>(ctx_first, probs_first, q, k, v, mask, cu_seqlens, d, drop);
+  else
+    first_query_forward<float>(ctx_first, probs_first, q, k, v, mask, cu_seqlens, d, drop);
+}
+
+void attention_first_query_backward(float* dq, float* dk, float* dv, const float* dctx_first, const void* q,
+                                    const void* k, const void* v, const float* probs_first, const float* mask,
+                                    const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
+                                    const DropoutSite& drop) {
+  check_first_query(d, drop);
+  if (dt == DType::bf16)
+    first_query_backward<bf16>(dq, dk, dv, dctx_first, q, k, v, probs_first, mask, cu_seqlens, d, drop);
+  else
+    first_query_backward<float>(dq, dk, dv, dctx_first, q, k, v, probs_first, mask, cu_seqlens, d, drop);
 }
 
 void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,

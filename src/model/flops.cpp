@@ -46,6 +46,25 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
   return total;
 }
 
+namespace {
+
+// A head that reads each sequence's first token only: the encoder's last layer (BERT, RoBERTa, XLM-R,
+// ELECTRA, DistilBERT; not DeBERTa or ModernBERT, whose bodies compute every row) computes queries,
+// attention rows, output projection and FFN for that token alone, keys and values for all. What that leaves
+// out, so that MFU counts the work the task needs.
+double first_rows_savings(const ModelConfig& c, std::span<const int64_t> lengths) {
+  if (c.is_deberta() || c.is_modernbert() || c.num_hidden_layers < 1) return 0.0;
+  const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
+  double saved = 0;
+  for (int64_t len : lengths) {
+    const double L = static_cast<double>(len);
+    saved += (L - 1) * (2 * H * H + 2 * H * H + 2 * 2 * H * I) + 2 * 2 * (L - 1) * L * H;
+  }
+  return saved;
+}
+
+}  // namespace
+
 double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths, HeadKind head,
                             int64_t projected) {
   const double H = static_cast<double>(c.hidden_size), E = static_cast<double>(c.embedding_width());
@@ -61,9 +80,11 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
       break;
     case HeadKind::sequence_classification:
       total += seqs * (2 * H * H + 2 * H * labels);
+      total -= first_rows_savings(c, lengths);
       break;
     case HeadKind::multiple_choice:
       total += seqs * (2 * H * H + 2 * H);
+      total -= first_rows_savings(c, lengths);
       break;
     case HeadKind::token_classification:
       total += tokens * 2 * H * labels + (c.is_modernbert() ? tokens * 2 * H * H : 0.0);  // its head.dense

@@ -49,6 +49,9 @@ class Head {
   // parameter gradients into pass.G (the caller zeroes the head's range unless accumulating; a tied decoder
   // adds into the word embeddings' rows, zeroed before the head runs).
   virtual void backward(const HeadPass& pass, float* dhidden) = 0;
+  // True when forward reads only each sequence's first token row of the hidden state (and backward writes
+  // zeros elsewhere): the body may then leave the last layer's other rows uncomputed.
+  virtual bool reads_first_rows_only() const { return false; }
 };
 
 std::unique_ptr<Head> make_span_head();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 #include "test_util.h"
@@ -317,6 +318,87 @@ TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
       }
     }
   }
+}
+
+// The first-query forms equal the full forms' query-0 rows: forward (context and probabilities) and backward
+// with a context gradient on the first rows only (what a head that reads one token per sequence sends back),
+// f32 and bf16, padded with skipped keys and packed, dropout off, on, and with per-sequence streams.
+TEST(Attention, FirstQueryFormsEqualTheFullFormsFirstRows) {
+  constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
+  const std::vector<int64_t> cu = {0, 40, 53, 86};
+  AttentionDims d{b, t, nh, hs, 3 * h, h};
+  std::vector<float> mask(b * t, 1.0f);
+  for (int64_t j = 13; j < t; ++j) mask[1 * t + j] = 0.0f;  // 13 keys: one 32-key block, 8 skipped
+  mask[2 * t + 5] = 0.0f;                                   // a hole
+  const uint64_t streams[b] = {11, 12, 13};
+  for (DType dt : {DType::f32, DType::bf16})
+    for (bool packed : {false, true})
+      for (int mode = 0; mode < 3; ++mode) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + (packed ? " packed" : " padded") + " mode " +
+                     std::to_string(mode));
+        DropoutSite drop{mode == 0 ? 0.0f : 0.3f, 9, 4, 1000};
+        if (mode == 2) drop.row_streams = streams, drop.row_elems = nh * t * t;
+        const int64_t rows = packed ? cu[b] : b * t;
+        auto first = [&](int64_t s) { return packed ? cu[s] : s * t; };
+        const int64_t es = dtype_size(dt);
+        auto qkv32 = test::randn(rows * 3 * h, 51);
+        std::vector<char> qkv(static_cast<size_t>(rows * 3 * h * es));
+        if (dt == DType::f32)
+          std::memcpy(qkv.data(), qkv32.data(), qkv.size());
+        else
+          f32_to_bf16(qkv32.data(), reinterpret_cast<bf16*>(qkv.data()), rows * 3 * h);
+        const char* q = qkv.data();
+        const char* k = q + h * es;
+        const char* v = q + 2 * h * es;
+        const float* m = packed ? nullptr : mask.data();
+        // Full forms.
+        const int64_t n_probs = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
+        std::vector<char> ctx(static_cast<size_t>(rows * h * es));
+        std::vector<float> probs(static_cast<size_t>(n_probs));
+        if (packed)
+          attention_forward_varlen(ctx.data(), probs.data(), q, k, v, cu.data(), d, dt, drop);
+        else
+          attention_forward(ctx.data(), probs.data(), q, k, v, m, d, dt, drop);
+        // First-query forms.
+        std::vector<char> ctx1(static_cast<size_t>(b * h * es));
+        std::vector<float> probs1(static_cast<size_t>(b * nh * t), 7.0f);
+        attention_first_query_forward(ctx1.data(), probs1.data(), q, k, v, m, packed ? cu.data() : nullptr, d,
+                                      dt, drop);
+        auto as_f32 = [&](const char* p, int64_t i) {
+          return dt == DType::f32 ? reinterpret_cast<const float*>(p)[i]
+                                  : to_f32(reinterpret_cast<const bf16*>(p)[i]);
+        };
+        const double tol = dt == DType::f32 ? 1e-5 : 2e-2;
+        int64_t p0 = 0;
+        for (int64_t s = 0; s < b; ++s) {
+          const int64_t L = packed ? cu[s + 1] - cu[s] : t;
+          for (int64_t c = 0; c < h; ++c)
+            ASSERT_NEAR(as_f32(ctx1.data(), s * h + c), as_f32(ctx.data(), first(s) * h + c),
+                        tol * (1 + std::fabs(as_f32(ctx.data(), first(s) * h + c))))
+                << "ctx seq " << s << " col " << c;
+          for (int64_t hh = 0; hh < nh; ++hh)
+            for (int64_t j = 0; j < t; ++j) {
+              const float want = j < L ? probs[p0 + (hh * L) * L + j] : 0.0f;
+              ASSERT_NEAR(probs1[(s * nh + hh) * t + j], want, 1e-6) << "probs seq " << s << " key " << j;
+            }
+          p0 += packed ? nh * L * L : nh * t * t;
+        }
+        // Backward with a gradient on the first rows only.
+        auto g = test::randn(b * h, 52);
+        std::vector<float> dctx(static_cast<size_t>(rows * h), 0.0f);
+        for (int64_t s = 0; s < b; ++s) std::copy_n(g.data() + s * h, h, dctx.data() + first(s) * h);
+        std::vector<float> full(static_cast<size_t>(rows * 3 * h), 0.0f), one(full.size(), 0.0f);
+        if (packed)
+          attention_backward_varlen(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
+                                    probs.data(), cu.data(), d, dt, drop);
+        else
+          attention_backward(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
+                             probs.data(), m, d, dt, drop);
+        attention_first_query_backward(one.data(), one.data() + h, one.data() + 2 * h, g.data(), q, k, v,
+                                       probs1.data(), m, packed ? cu.data() : nullptr, d, dt, drop);
+        for (size_t i = 0; i < full.size(); ++i)
+          ASSERT_NEAR(one[i], full[i], 1e-5 + 1e-4 * std::fabs(full[i])) << "dqkv " << i;
+      }
 }
 
 TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {

@@ -413,5 +413,53 @@ TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
   }
 }
 
+// Heads that read each sequence's first token let the last layer compute only those rows (the others feed
+// nothing). With dropout on (per-row keys), f32 and bf16, padded and packed, training and inference, that
+// gives the loss, logits and every gradient of the full layer (StepOptions::every_row) up to the order of
+// sums: the same dropout units, roundings and mask.
+TEST(EncoderHeads, FirstRowsLastLayerEqualsTheFullLayer) {
+  for (const char* stem : {"bert_seq-cls", "distilbert_seq-cls", "roberta_multiple-choice", "electra_seq-cls",
+                           "xlm-roberta_seq-cls-regression", "bert_seq-cls-multilabel"}) {
+    const HeadGolden g = load_head_golden(stem);
+    ModelConfig c = g.config;
+    c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;
+    c.classifier_dropout = 0.3;
+    for (Precision prec : {Precision::f32, Precision::bf16})
+      for (bool packed : {false, true}) {
+        SCOPED_TRACE(std::string(stem) + (prec == Precision::bf16 ? " bf16" : " f32") +
+                     (packed ? " packed" : " padded"));
+        const double bound = prec == Precision::bf16 ? 2e-2 : 1e-5;
+        EncoderModel m(c, g.head, prec);
+        load_params(m, g);
+        Inputs in = inputs_of(g, packed);
+        StepOptions train{true, 5, 0, {}};
+        for (int64_t b = 0; b < g.B; ++b) train.row_keys.push_back(100 + static_cast<uint64_t>(b));
+        StepOptions full = train;
+        full.every_row = true;
+        const float l_full = m.forward(in.batch, full);
+        const std::vector<float> logits_full = m.logits();
+        m.backward();
+        const std::vector<float> g_full(m.grads_data(), m.grads_data() + m.num_params());
+        const float l_first = m.forward(in.batch, train);
+        EXPECT_LE(rel_err(m.logits().data(), logits_full, 1e-3), bound);
+        EXPECT_NEAR(l_first, l_full, bound * std::max(1.0f, std::fabs(l_full)));
+        m.backward();
+        double scale = 0;
+        for (float x : g_full) scale = std::max(scale, static_cast<double>(std::fabs(x)));
+        for (const ParamInfo& p : m.params()) {
+          const std::vector<float> ref(g_full.begin() + p.offset, g_full.begin() + p.offset + p.numel());
+          EXPECT_LE(rel_err(m.grads_data() + p.offset, ref, 1e-2 * scale), bound) << p.name;
+        }
+        StepOptions infer, infer_full;
+        infer.keep_activations = infer_full.keep_activations = false;
+        infer_full.every_row = true;
+        m.forward(in.batch, infer_full);
+        const std::vector<float> eval_full = m.logits();
+        m.forward(in.batch, infer);
+        EXPECT_LE(rel_err(m.logits().data(), eval_full, 1e-3), bound);
+      }
+  }
+}
+
 }  // namespace
 }  // namespace ct::model

@@ -37,8 +37,18 @@ TEST(Flops, HeadsCountTheirOwnMatmuls) {
   const double body = qa - 2 * H * 2 * 228;
   EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::masked_lm, 34),
                    body + 34 * (2 * H * H + 2 * H * V));
+  // The last layer computes the first token's query, attention row, output projection and FFN only.
+  const double I = 3072;
+  double skipped = 0;
+  for (double L : {128.0, 100.0}) skipped += (L - 1) * (4 * H * H + 4 * H * I) + 4 * (L - 1) * L * H;
   EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::sequence_classification, 0),
-                   body + 2 * (2 * H * H + 2 * H * 2));
+                   body + 2 * (2 * H * H + 2 * H * 2) - skipped);
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::multiple_choice, 0),
+                   body + 2 * (2 * H * H + 2 * H) - skipped);
+  ModelConfig d = c;  // DeBERTa's body computes every row
+  d.model_type = "deberta-v2";
+  const double deberta = forward_matmul_flops(d, lens) - 2 * H * 2 * 228 + 2 * (2 * H * H + 2 * H * 2);
+  EXPECT_NEAR(forward_matmul_flops(d, lens, HeadKind::sequence_classification, 0), deberta, 1e-9 * deberta);
 }
 
 }  // namespace

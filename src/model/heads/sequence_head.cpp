@@ -111,6 +111,8 @@ class SequenceHead final : public Head {
   const std::vector<float>& logits() const override { return logits_; }
   bool has_loss() const override { return loss_ != Loss::none; }
 
+  bool reads_first_rows_only() const override { return true; }
+
   void backward(const HeadPass& ps, float* dhidden) override {
     const HeadOffsets& o = ps.layout->head;
     const int64_t B = ps.B, H = ps.H, C = o.out_features;
