@@ -514,6 +514,48 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     float* tmp = bf.dres;
     float* h1f = lowp ? bf.dctx : reinterpret_cast<float*>(a.h1);
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
+    // After attention, on `rows` rows of a.ctx: output projection, dropout + residual (res_in) + LayerNorm,
+    // FFN, dropout + residual + LayerNorm into out (f32) and out_b (bf16 mode). rpos: the rows' dropout rows.
+    auto post_attention = [&](int64_t rows, const float* res_in, float* out, bf16* out_b, const int64_t* rpos) {
+      // Where the dropout between a Linear and its residual is the identity (evaluation; DistilBERT's
+      // attention output has none), the residual add rides on the matmul.
+      if (distil || site(p_hidden, sid + 1).p == 0.0f) {
+        kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, res_in, rows,
+                                         H, H, dt);
+        kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b,
+                                   rows, H, eps);
+      } else {
+        kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, rows, H, H,
+                                dt);
+        kernels::dropout_residual_layernorm_forward(a.res1, h1f, as_bf(a.h1), a.mean1, a.rstd1, tmp, res_in,
+                                                    P + lo.ln1_w, P + lo.ln1_b, rows, H, eps,
+                                                    site(p_hidden, sid + 1), rpos);
+      }
+      if (keep) {  // backward reads the pre-activation
+        kernels::linear_forward(a.inter, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, rows, H, I, dt);
+        if (lowp)
+          kernels::activation_forward(nullptr, as_bf(a.act), reinterpret_cast<const bf16*>(a.inter), rows * I,
+                                      act);
+        else
+          kernels::activation_forward(reinterpret_cast<float*>(a.act), nullptr,
+                                      reinterpret_cast<const float*>(a.inter), rows * I, act);
+      } else {  // inference: bias and activation ride on the matmul, straight into the next operand
+        kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, rows, H, I, dt,
+                                    act);
+      }
+      if (site(p_hidden, sid + 2).p == 0.0f) {
+        kernels::linear_residual_forward(a.res2, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, h1f, rows, I,
+                                         H, dt);
+        kernels::layernorm_forward(out, out_b, a.mean2, a.rstd2, a.res2, P + lo.ln2_w, P + lo.ln2_b, rows, H,
+                                   eps);
+      } else {
+        kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, rows, I, H,
+                                dt);
+        kernels::dropout_residual_layernorm_forward(a.res2, out, out_b, a.mean2, a.rstd2, tmp, h1f,
+                                                    P + lo.ln2_w, P + lo.ln2_b, rows, H, eps,
+                                                    site(p_hidden, sid + 2), rpos);
+      }
+    };
 
     kernels::linear_forward(a.qkv, dt, X(l), weight(lo.qkv_w), P + lo.qkv_b, N, H, 3 * H, dt);
     kernels::AttentionDims dims;
@@ -522,52 +564,18 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     dims.NH = NH;
     dims.HS = H / NH;
     dims.ld_qkv = 3 * H;
-    if (l == L - 1 && !bf.first_rows.empty()) {  // see bf.first_rows; the same ops as below on B rows
+    if (l == L - 1 && !bf.first_rows.empty()) {  // see bf.first_rows: B rows, compacted
       const int64_t R = B;
-      const int64_t* fpos = bf.first_pos.data();
       bf.first_in.resize(R * H);
       bf.first_out.resize(R * H);
+      bf.first_out_b.resize(lowp ? R * H : 0);
       bf.first_probs.resize(R * NH * T);
       for (int64_t r = 0; r < R; ++r) copy_f32(bf.first_in.data() + r * H, xf(l) + bf.first_rows[r] * H, H);
       kernels::attention_first_query_forward(a.ctx, bf.first_probs.data(), a.qkv, a.qkv + H * esz,
                                              a.qkv + 2 * H * esz, mask, packed ? bf.cu.data() : nullptr, dims,
                                              dt, site(p_attn, sid));
-      if (distil || site(p_hidden, sid + 1).p == 0.0f) {
-        kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b,
-                                         bf.first_in.data(), R, H, H, dt);
-        kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, R,
-                                   H, eps);
-      } else {
-        kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, R, H, H,
-                                dt);
-        kernels::dropout_residual_layernorm_forward(a.res1, h1f, as_bf(a.h1), a.mean1, a.rstd1, tmp,
-                                                    bf.first_in.data(), P + lo.ln1_w, P + lo.ln1_b, R, H, eps,
-                                                    site(p_hidden, sid + 1), fpos);
-      }
-      if (keep) {
-        kernels::linear_forward(a.inter, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, R, H, I, dt);
-        if (lowp)
-          kernels::activation_forward(nullptr, as_bf(a.act), reinterpret_cast<const bf16*>(a.inter), R * I,
-                                      act);
-        else
-          kernels::activation_forward(reinterpret_cast<float*>(a.act), nullptr,
-                                      reinterpret_cast<const float*>(a.inter), R * I, act);
-      } else {
-        kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, R, H, I, dt, act);
-      }
-      if (lowp) bf.first_out_b.resize(R * H);
       bf16* out_b = lowp ? bf.first_out_b.data() : nullptr;
-      if (site(p_hidden, sid + 2).p == 0.0f) {
-        kernels::linear_residual_forward(a.res2, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, h1f, R, I, H,
-                                         dt);
-        kernels::layernorm_forward(bf.first_out.data(), out_b, a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
-                                   P + lo.ln2_b, R, H, eps);
-      } else {
-        kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, R, I, H, dt);
-        kernels::dropout_residual_layernorm_forward(a.res2, bf.first_out.data(), out_b, a.mean2, a.rstd2, tmp,
-                                                    h1f, P + lo.ln2_w, P + lo.ln2_b, R, H, eps,
-                                                    site(p_hidden, sid + 2), fpos);
-      }
+      post_attention(R, bf.first_in.data(), bf.first_out.data(), out_b, bf.first_pos.data());
       // The final hidden state's first rows; its other rows are left as they were (no reader).
       for (int64_t r = 0; r < R; ++r) {
         const int64_t row = bf.first_rows[r];
@@ -582,42 +590,7 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     else
       kernels::attention_forward(a.ctx, a.probs, a.qkv, a.qkv + H * esz, a.qkv + 2 * H * esz, mask, dims, dt,
                                  site(p_attn, sid), a.pd);
-    // Where the dropout between a Linear and its residual is the identity (evaluation; DistilBERT's attention
-    // output has none), the residual add rides on the matmul.
-    if (distil || site(p_hidden, sid + 1).p == 0.0f) {
-      kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, xf(l), N, H,
-                                       H, dt);
-      kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b, N, H,
-                                 eps);
-    } else {
-      kernels::linear_forward(tmp, DType::f32, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, N, H, H, dt);
-      kernels::dropout_residual_layernorm_forward(a.res1, h1f, as_bf(a.h1), a.mean1, a.rstd1, tmp, xf(l),
-                                                  P + lo.ln1_w, P + lo.ln1_b, N, H, eps,
-                                                  site(p_hidden, sid + 1), row_pos);
-    }
-
-    if (keep) {  // backward reads the pre-activation
-      kernels::linear_forward(a.inter, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt);
-      if (lowp)
-        kernels::activation_forward(nullptr, as_bf(a.act), reinterpret_cast<const bf16*>(a.inter), N * I,
-                                    act);
-      else
-        kernels::activation_forward(reinterpret_cast<float*>(a.act), nullptr,
-                                    reinterpret_cast<const float*>(a.inter), N * I, act);
-    } else {  // inference: bias and activation ride on the matmul, straight into the next operand
-      kernels::linear_act_forward(a.act, dt, a.h1, weight(lo.ffn_in_w), P + lo.ffn_in_b, N, H, I, dt, act);
-    }
-    if (site(p_hidden, sid + 2).p == 0.0f) {
-      kernels::linear_residual_forward(a.res2, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, h1f, N, I, H,
-                                       dt);
-      kernels::layernorm_forward(xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, a.res2, P + lo.ln2_w,
-                                 P + lo.ln2_b, N, H, eps);
-    } else {
-      kernels::linear_forward(tmp, DType::f32, a.act, weight(lo.ffn_out_w), P + lo.ffn_out_b, N, I, H, dt);
-      kernels::dropout_residual_layernorm_forward(a.res2, xf(l + 1), as_bf(X(l + 1)), a.mean2, a.rstd2, tmp,
-                                                  h1f, P + lo.ln2_w, P + lo.ln2_b, N, H, eps,
-                                                  site(p_hidden, sid + 2), row_pos);
-    }
+    post_attention(N, xf(l), xf(l + 1), as_bf(X(l + 1)), row_pos);
   }
 
   HeadPass pass = head_pass(options, 1.0f, false);
@@ -748,81 +721,57 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
     dims.NH = NH;
     dims.HS = H / NH;
     dims.ld_qkv = 3 * H;
-    if (l == L - 1 && !bf.first_rows.empty()) {  // forward's first-rows layer: the same steps on B rows
-      const int64_t R = B;
-      const int64_t* fpos = bf.first_pos.data();
-      bf.first_dx.resize(R * H);
-      float* fdx = bf.first_dx.data();
-      for (int64_t r = 0; r < R; ++r) copy_f32(fdx + r * H, bf.dx + bf.first_rows[r] * H, H);
-      kernels::dropout_residual_layernorm_backward(fdx, bf.dres, bf.dres_b, G + lo.ln2_w, G + lo.ln2_b, fdx,
-                                                   a.res2, P + lo.ln2_w, a.mean2, a.rstd2, R, H,
-                                                   site(p_hidden, sid + 2), fpos);
+    // Back to the attention context on `rows` rows: dx holds the layer output's gradient on entry, the
+    // residual branch's into the layer input on exit; bf.dctx gets the context's. rpos as in forward.
+    auto post_attention_backward = [&](int64_t rows, float* dx, const int64_t* rpos) {
+      // dx becomes the residual branch's gradient (into h1), bf.dres the FFN output's.
+      kernels::dropout_residual_layernorm_backward(dx, bf.dres, bf.dres_b, G + lo.ln2_w, G + lo.ln2_b, dx,
+                                                   a.res2, P + lo.ln2_w, a.mean2, a.rstd2, rows, H,
+                                                   site(p_hidden, sid + 2), rpos);
       report(lo.ln2_w, lo.end);
-      linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), R, I, H, dt);
-      linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, R, I,
-                             H, dt, accumulate);
-      report(lo.ffn_out_w, lo.ln2_w);
-      if (lowp)
-        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), R * I, act,
-                                     /*accumulate=*/false, bf.dinter_b);
-      else
-        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), R * I, act,
-                                     /*accumulate=*/false, nullptr);
-      kernels::linear_backward(fdx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
-                               weight(lo.ffn_in_w), R, H, I, dt);
-      linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1, R,
-                             H, I, dt, accumulate);
-      report(lo.ffn_in_w, lo.ffn_out_w);
-      kernels::dropout_residual_layernorm_backward(
-          fdx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, fdx, a.res1, P + lo.ln1_w, a.mean1, a.rstd1, R,
-          H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), fpos);
-      report(lo.ln1_w, lo.ffn_in_w);
-      linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), R, H, H, dt);
-      linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx, R,
-                             H, H, dt, accumulate);
-      report(lo.attn_out_w, lo.ln1_w);
-      zero_f32(bf.dqkv, N * 3 * H);
-      kernels::attention_first_query_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
-                                              a.qkv + H * esz, a.qkv + 2 * H * esz, bf.first_probs.data(),
-                                              bf.has_mask ? bf.mask : nullptr,
-                                              packed ? bf.cu.data() : nullptr, dims, dt, site(p_attn, sid));
-      // The layer input's gradient: the residual's on the first rows, zero elsewhere, plus the QKV product's.
-      zero_f32(bf.dx, N * H);
-      for (int64_t r = 0; r < R; ++r) copy_f32(bf.dx + bf.first_rows[r] * H, fdx + r * H, H);
-    } else {
-      // bf.dx becomes the residual branch's gradient (into h1), bf.dres the FFN output's.
-      kernels::dropout_residual_layernorm_backward(bf.dx, bf.dres, bf.dres_b, G + lo.ln2_w, G + lo.ln2_b,
-                                                   bf.dx, a.res2, P + lo.ln2_w, a.mean2, a.rstd2, N, H,
-                                                   site(p_hidden, sid + 2), row_pos);
-      report(lo.ln2_w, lo.end);
-      linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
-      linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, N, I,
-                             H, dt, accumulate);
+      linear_backward_input(bf.dact, mm(bf.dres, bf.dres_b), weight(lo.ffn_out_w), rows, I, H, dt);
+      linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, rows,
+                             I, H, dt, accumulate);
       report(lo.ffn_out_w, lo.ln2_w);
       // Overwrites (no zeroing pass) and writes the bf16 operand copy in the same pass.
       if (lowp)
-        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), N * I, act,
+        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), rows * I, act,
                                      /*accumulate=*/false, bf.dinter_b);
       else
-        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), N * I, act,
-                                     /*accumulate=*/false, nullptr);
-      kernels::linear_backward(bf.dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
-                               weight(lo.ffn_in_w), N, H, I, dt);
-      linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1, N,
-                             H, I, dt, accumulate);
+        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), rows * I,
+                                     act, /*accumulate=*/false, nullptr);
+      kernels::linear_backward(dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
+                               weight(lo.ffn_in_w), rows, H, I, dt);
+      linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
+                             rows, H, I, dt, accumulate);
       report(lo.ffn_in_w, lo.ffn_out_w);
-
       // DistilBERT's attention output has no dropout.
       kernels::dropout_residual_layernorm_backward(
-          bf.dx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, bf.dx, a.res1, P + lo.ln1_w, a.mean1,
-          a.rstd1, N, H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), row_pos);
+          dx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, dx, a.res1, P + lo.ln1_w, a.mean1, a.rstd1, rows,
+          H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), rpos);
       report(lo.ln1_w, lo.ffn_in_w);
-      linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), N, H, H, dt);
-      linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx, N,
-                             H, H, dt, accumulate);
+      linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), rows, H, H, dt);
+      linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx,
+                             rows, H, H, dt, accumulate);
       report(lo.attn_out_w, lo.ln1_w);
+    };
 
-      zero_f32(bf.dqkv, N * 3 * H);
+    zero_f32(bf.dqkv, N * 3 * H);
+    if (l == L - 1 && !bf.first_rows.empty()) {  // forward's first-rows layer (bf.first_rows)
+      const int64_t R = B;
+      bf.first_dx.resize(R * H);
+      float* fdx = bf.first_dx.data();
+      for (int64_t r = 0; r < R; ++r) copy_f32(fdx + r * H, bf.dx + bf.first_rows[r] * H, H);
+      post_attention_backward(R, fdx, bf.first_pos.data());
+      kernels::attention_first_query_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
+                                              a.qkv + H * esz, a.qkv + 2 * H * esz, bf.first_probs.data(),
+                                              bf.has_mask ? bf.mask : nullptr, packed ? bf.cu.data() : nullptr,
+                                              dims, dt, site(p_attn, sid));
+      // The layer input's residual gradient: the first rows', zero elsewhere (the QKV product's adds below).
+      zero_f32(bf.dx, N * H);
+      for (int64_t r = 0; r < R; ++r) copy_f32(bf.dx + bf.first_rows[r] * H, fdx + r * H, H);
+    } else {
+      post_attention_backward(N, bf.dx, row_pos);
       if (packed)
         kernels::attention_backward_varlen(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
                                            a.qkv + H * esz, a.qkv + 2 * H * esz, a.probs, bf.cu.data(), dims,
