@@ -516,12 +516,13 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     const uint64_t sid = 1 + 3 * static_cast<uint64_t>(l);
     // After attention, on `rows` rows of a.ctx: output projection, dropout + residual (res_in) + LayerNorm,
     // FFN, dropout + residual + LayerNorm into out (f32) and out_b (bf16 mode). rpos: the rows' dropout rows.
-    auto post_attention = [&](int64_t rows, const float* res_in, float* out, bf16* out_b, const int64_t* rpos) {
+    auto post_attention = [&](int64_t rows, const float* res_in, float* out, bf16* out_b,
+                              const int64_t* rpos) {
       // Where the dropout between a Linear and its residual is the identity (evaluation; DistilBERT's
       // attention output has none), the residual add rides on the matmul.
       if (distil || site(p_hidden, sid + 1).p == 0.0f) {
-        kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, res_in, rows,
-                                         H, H, dt);
+        kernels::linear_residual_forward(a.res1, a.ctx, weight(lo.attn_out_w), P + lo.attn_out_b, res_in,
+                                         rows, H, H, dt);
         kernels::layernorm_forward(h1f, as_bf(a.h1), a.mean1, a.rstd1, a.res1, P + lo.ln1_w, P + lo.ln1_b,
                                    rows, H, eps);
       } else {
@@ -735,7 +736,8 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
       report(lo.ffn_out_w, lo.ln2_w);
       // Overwrites (no zeroing pass) and writes the bf16 operand copy in the same pass.
       if (lowp)
-        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), rows * I, act,
+        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), rows * I,
+                                     act,
                                      /*accumulate=*/false, bf.dinter_b);
       else
         kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), rows * I,
@@ -747,8 +749,8 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
       report(lo.ffn_in_w, lo.ffn_out_w);
       // DistilBERT's attention output has no dropout.
       kernels::dropout_residual_layernorm_backward(
-          dx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, dx, a.res1, P + lo.ln1_w, a.mean1, a.rstd1, rows,
-          H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), rpos);
+          dx, bf.dres, bf.dres_b, G + lo.ln1_w, G + lo.ln1_b, dx, a.res1, P + lo.ln1_w, a.mean1, a.rstd1,
+          rows, H, distil ? kernels::DropoutSite{} : site(p_hidden, sid + 1), rpos);
       report(lo.ln1_w, lo.ffn_in_w);
       linear_backward_input(bf.dctx, mm(bf.dres, bf.dres_b), weight(lo.attn_out_w), rows, H, H, dt);
       linear_backward_params(G + lo.attn_out_w, G + lo.attn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.ctx,
@@ -765,8 +767,8 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
       post_attention_backward(R, fdx, bf.first_pos.data());
       kernels::attention_first_query_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
                                               a.qkv + H * esz, a.qkv + 2 * H * esz, bf.first_probs.data(),
-                                              bf.has_mask ? bf.mask : nullptr, packed ? bf.cu.data() : nullptr,
-                                              dims, dt, site(p_attn, sid));
+                                              bf.has_mask ? bf.mask : nullptr,
+                                              packed ? bf.cu.data() : nullptr, dims, dt, site(p_attn, sid));
       // The layer input's residual gradient: the first rows', zero elsewhere (the QKV product's adds below).
       zero_f32(bf.dx, N * H);
       for (int64_t r = 0; r < R; ++r) copy_f32(bf.dx + bf.first_rows[r] * H, fdx + r * H, H);

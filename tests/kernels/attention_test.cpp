@@ -268,6 +268,17 @@ TEST(Attention, VarlenEqualsTheMaskedPaddedComputationOnRealRows) {
                Error);
 }
 
+// Random fused QKV rows [rows, 3h] in the operand type dt (f32 bytes, or bf16 rounded from them).
+std::vector<char> random_qkv(DType dt, int64_t rows, int64_t h, uint64_t seed) {
+  auto f = test::randn(rows * 3 * h, seed);
+  std::vector<char> out(static_cast<size_t>(rows * 3 * h * dtype_size(dt)));
+  if (dt == DType::f32)
+    std::memcpy(out.data(), f.data(), out.size());
+  else
+    f32_to_bf16(f.data(), reinterpret_cast<bf16*>(out.data()), rows * 3 * h);
+  return out;
+}
+
 // Forward's dropped probabilities kept in the caller's buffer (saved_pd) give backward bit for bit what the
 // recomputation gives, f32 and bf16, padded (with skipped keys past the mask, where the buffer holds NaN that
 // nothing may read) and packed. The buffer starts as NaN, so a read of anything forward did not write shows.
@@ -281,13 +292,8 @@ TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
     for (bool packed : {false, true}) {
       const int64_t rows = packed ? cu[b] : b * t;
       const int64_t n_probs = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
-      auto qkv32 = test::randn(rows * 3 * h, 41);
       const int64_t es = dtype_size(dt);
-      std::vector<char> qkv(static_cast<size_t>(rows * 3 * h * es));
-      if (dt == DType::f32)
-        std::memcpy(qkv.data(), qkv32.data(), qkv.size());
-      else
-        f32_to_bf16(qkv32.data(), reinterpret_cast<bf16*>(qkv.data()), rows * 3 * h);
+      const std::vector<char> qkv = random_qkv(dt, rows, h, 41);
       const char* q = qkv.data();
       const char* k = q + h * es;
       const char* v = q + 2 * h * es;
@@ -341,12 +347,7 @@ TEST(Attention, FirstQueryFormsEqualTheFullFormsFirstRows) {
         const int64_t rows = packed ? cu[b] : b * t;
         auto first = [&](int64_t s) { return packed ? cu[s] : s * t; };
         const int64_t es = dtype_size(dt);
-        auto qkv32 = test::randn(rows * 3 * h, 51);
-        std::vector<char> qkv(static_cast<size_t>(rows * 3 * h * es));
-        if (dt == DType::f32)
-          std::memcpy(qkv.data(), qkv32.data(), qkv.size());
-        else
-          f32_to_bf16(qkv32.data(), reinterpret_cast<bf16*>(qkv.data()), rows * 3 * h);
+        const std::vector<char> qkv = random_qkv(dt, rows, h, 51);
         const char* q = qkv.data();
         const char* k = q + h * es;
         const char* v = q + 2 * h * es;
