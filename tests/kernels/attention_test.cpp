@@ -279,15 +279,28 @@ std::vector<char> random_qkv(DType dt, int64_t rows, int64_t h, uint64_t seed) {
   return out;
 }
 
+// Three sequences of up to 40 tokens, padded (sequence 1 has 13 real keys: one 32-key block, 8 skipped) or
+// packed (lengths 40, 13, 33).
+struct ThreeSequences {
+  static constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
+  const std::vector<int64_t> cu = {0, 40, 53, 86};
+  AttentionDims d{b, t, nh, hs, 3 * h, h};
+  std::vector<float> mask = std::vector<float>(b * t, 1.0f);
+  ThreeSequences() {
+    for (int64_t j = 13; j < t; ++j) mask[1 * t + j] = 0.0f;
+  }
+};
+
 // Forward's dropped probabilities kept in the caller's buffer (saved_pd) give backward bit for bit what the
 // recomputation gives, f32 and bf16, padded (with skipped keys past the mask, where the buffer holds NaN that
 // nothing may read) and packed. The buffer starts as NaN, so a read of anything forward did not write shows.
 TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
-  constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
-  const std::vector<int64_t> cu = {0, 40, 53, 86};
-  AttentionDims d{b, t, nh, hs, 3 * h, h};
-  std::vector<float> mask(b * t, 1.0f);
-  for (int64_t j = 13; j < t; ++j) mask[1 * t + j] = 0.0f;  // 13 keys: one 32-key block, 8 skipped
+  ThreeSequences x;
+  constexpr int64_t b = ThreeSequences::b, t = ThreeSequences::t, nh = ThreeSequences::nh,
+                    h = ThreeSequences::h;
+  const std::vector<int64_t>& cu = x.cu;
+  const AttentionDims& d = x.d;
+  const std::vector<float>& mask = x.mask;
   for (DType dt : {DType::f32, DType::bf16}) {
     for (bool packed : {false, true}) {
       const int64_t rows = packed ? cu[b] : b * t;
@@ -330,12 +343,13 @@ TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
 // with a context gradient on the first rows only (what a head that reads one token per sequence sends back),
 // f32 and bf16, padded with skipped keys and packed, dropout off, on, and with per-sequence streams.
 TEST(Attention, FirstQueryFormsEqualTheFullFormsFirstRows) {
-  constexpr int64_t b = 3, t = 40, nh = 2, hs = 4, h = nh * hs;
-  const std::vector<int64_t> cu = {0, 40, 53, 86};
-  AttentionDims d{b, t, nh, hs, 3 * h, h};
-  std::vector<float> mask(b * t, 1.0f);
-  for (int64_t j = 13; j < t; ++j) mask[1 * t + j] = 0.0f;  // 13 keys: one 32-key block, 8 skipped
-  mask[2 * t + 5] = 0.0f;                                   // a hole
+  ThreeSequences x;
+  constexpr int64_t b = ThreeSequences::b, t = ThreeSequences::t, nh = ThreeSequences::nh,
+                    h = ThreeSequences::h;
+  const std::vector<int64_t>& cu = x.cu;
+  const AttentionDims& d = x.d;
+  x.mask[2 * t + 5] = 0.0f;  // a hole
+  const std::vector<float>& mask = x.mask;
   const uint64_t streams[b] = {11, 12, 13};
   for (DType dt : {DType::f32, DType::bf16})
     for (bool packed : {false, true})
