@@ -492,42 +492,60 @@ void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dct
 
 namespace {
 
-constexpr int64_t kMaxFirstQueryHead = 256;  // a head's accumulators live in registers / on the stack
+constexpr int64_t kMaxRowsHead = 256;  // a head's accumulators live on the stack
 
-// One (sequence, head) pair of the first-query forms: where its key rows start and how many it attends to,
-// and the dropout site and element index of its probability row, exactly as the full forms' row i = 0.
-struct FirstQueryRow {
+// One selected query row of the query-rows forms, for one head: where its sequence's key rows start and how
+// many it attends to, and the dropout site and element index of its probability row, exactly as the full
+// forms' row for the same query.
+struct QueryRow {
   int64_t q_row = 0, k_row = 0, keys = 0;
   DropoutSite rs;
   int64_t e0 = 0;  // dropout element index of key 0 (for_each_dropout's begin)
 };
 
+// Calls fn(n, h, QueryRow) for every selected row n (rows[n], ascending token rows) and head h; in parallel
+// over (sequence, head), each pair's rows in order, so that a pair alone writes its sequence's key rows in
+// its head's columns (backward's dK / dV).
 template <class Fn>
-void for_each_first_query(const float* mask, const int64_t* cu, const AttentionDims& d,
-                          const DropoutSite& drop, Fn&& fn) {
+void for_each_query_row(const int64_t* rows, int64_t n_rows, const float* mask, const int64_t* cu,
+                        const AttentionDims& d, const DropoutSite& drop, Fn&& fn) {
+  struct Seq {
+    int64_t first = 0, count = 0;  // its selected rows: rows[first, first + count)
+    int64_t row0 = 0, keys = 0;    // its key rows
+    Resolved r;                    // its dropout geometry (the full forms')
+    DropoutSite drop;
+  };
+  std::vector<Seq> seqs;
   if (cu) {
-    std::vector<VarlenSeq> seqs;
-    for_each_varlen_seq(cu, d, drop, [&](const VarlenSeq& s) { seqs.push_back(s); });
-#pragma omp parallel for schedule(dynamic, 1) if (d.B > 1)
-    for (int64_t b = 0; b < d.B; ++b) {
-      const VarlenSeq& s = seqs[static_cast<size_t>(b)];
-      for (int64_t h = 0; h < d.NH; ++h) {
-        const int64_t row = h * s.r.T;  // query 0 of head h in the sequence's own [NH, L, L] block
-        fn(b, h, FirstQueryRow{s.row0, s.row0, s.r.T, row_site(s.drop, row, s.r), row * s.r.T});
-      }
-    }
-    return;
+    for_each_varlen_seq(cu, d, drop, [&](const VarlenSeq& s) {
+      seqs.push_back(Seq{0, 0, s.row0, s.r.T, s.r, s.drop});
+    });
+  } else {
+    const Resolved r = resolve(d);
+    const int64_t* lens = key_lengths(mask, r);
+    for (int64_t b = 0; b < r.B; ++b) seqs.push_back(Seq{0, 0, b * r.T, lens[b], r, drop});
   }
-  const Resolved r = resolve(d);
-  const int64_t* lens = key_lengths(mask, r);
-  std::vector<int64_t> keys(lens, lens + r.B);  // key_lengths' storage is per thread
-#pragma omp parallel for schedule(dynamic, 1) if (d.B > 1)
-  for (int64_t b = 0; b < r.B; ++b)
-    for (int64_t h = 0; h < r.NH; ++h) {
-      const int64_t row = (b * r.NH + h) * r.T;
-      fn(b, h,
-         FirstQueryRow{b * r.T, b * r.T, keys[static_cast<size_t>(b)], row_site(drop, row, r), row * r.T});
+  const int64_t B = static_cast<int64_t>(seqs.size());
+  for (int64_t n = 0, b = 0; n < n_rows; ++n) {
+    CT_CHECK(n == 0 || rows[n] > rows[n - 1], "attention (query rows): rows must ascend, row ", n, " is ",
+             rows[n], " after ", rows[n - 1]);
+    while (b < B && rows[n] >= seqs[b].row0 + (cu ? seqs[b].keys : d.T)) ++b;
+    CT_CHECK(b < B && rows[n] >= seqs[b].row0, "attention (query rows): row ", rows[n], " outside the batch");
+    if (seqs[b].count == 0) seqs[b].first = n;
+    ++seqs[b].count;
+  }
+#pragma omp parallel for schedule(dynamic, 1) if (B * d.NH > 1)
+  for (int64_t t = 0; t < B * d.NH; ++t) {
+    const Seq& s = seqs[t / d.NH];
+    const int64_t h = t % d.NH;
+    for (int64_t n = s.first; n < s.first + s.count; ++n) {
+      const int64_t i = rows[n] - s.row0;  // query position in its sequence
+      // The full forms' probability row of (sequence, head, query): padded (b * NH + h) * T + i over the
+      // whole batch; packed h * L + i within the sequence's own block (s.r is its one-sequence view).
+      const int64_t row = cu ? h * s.r.T + i : ((t / d.NH) * d.NH + h) * s.r.T + i;
+      fn(n, h, QueryRow{rows[n], s.row0, s.keys, row_site(s.drop, row, s.r), row * s.r.T});
     }
+  }
 }
 
 template <class T>
@@ -536,25 +554,26 @@ const T* typed(const void* p) {
 }
 
 template <class TD>
-void first_query_forward(void* ctx_first, float* probs_first, const void* q, const void* k, const void* v,
-                         const float* mask, const int64_t* cu, const AttentionDims& d,
-                         const DropoutSite& drop) {
+void rows_forward(void* ctx_rows, float* probs_rows, const void* q, const void* k, const void* v,
+                  const float* mask, const int64_t* cu, const int64_t* rows, int64_t n_rows,
+                  const AttentionDims& d, const DropoutSite& drop) {
   const int64_t T = d.T, HS = d.HS, ldq = d.ld_qkv ? d.ld_qkv : d.NH * d.HS;
   const int64_t ldc = d.ld_ctx ? d.ld_ctx : d.NH * d.HS;
   const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
   const TD* Q = typed<TD>(q);
   const TD* K = typed<TD>(k);
   const TD* V = typed<TD>(v);
-  TD* C = static_cast<TD*>(ctx_first);
-  for_each_first_query(mask, cu, d, drop, [&](int64_t b, int64_t h, const FirstQueryRow& f) {
-    float* p = probs_first + (b * d.NH + h) * T;
+  TD* C = static_cast<TD*>(ctx_rows);
+  for_each_query_row(rows, n_rows, mask, cu, d, drop, [&](int64_t n, int64_t h, const QueryRow& f) {
+    float* p = probs_rows + (n * d.NH + h) * T;
     const TD* qr = Q + f.q_row * ldq + h * HS;
+    const int64_t b_row = f.k_row;  // padded: the sequence's first row, whose mask row is b_row / T
     for (int64_t j = 0; j < f.keys; ++j) {
       const TD* kr = K + (f.k_row + j) * ldq + h * HS;
       float acc = 0.0f;
       for (int64_t c = 0; c < HS; ++c) acc += load(qr, c) * load(kr, c);
       p[j] = alpha * acc;
-      if (!cu && mask) p[j] += mask[b * T + j] == 0.0f ? -FLT_MAX : 0.0f;
+      if (!cu && mask) p[j] += mask[b_row + j] == 0.0f ? -FLT_MAX : 0.0f;
     }
     float mx = -FLT_MAX;
     for (int64_t j = 0; j < f.keys; ++j) mx = p[j] > mx ? p[j] : mx;
@@ -568,26 +587,25 @@ void first_query_forward(void* ctx_first, float* probs_first, const void* q, con
     for (int64_t j = f.keys; j < T; ++j) p[j] = 0.0f;
     // The context product multiplies the dropped probabilities in the operand type, as the full forms do.
     thread_local std::vector<float> pd_buf;
-    pd_buf.resize(static_cast<size_t>(f.keys));
+    pd_buf.assign(p, p + f.keys);
     float* pd = pd_buf.data();
-    for (int64_t j = 0; j < f.keys; ++j) pd[j] = p[j];
     if (f.rs.p > 0.0f)
       for_each_dropout(f.rs.seed, f.rs.stream, f.rs.offset, f.rs.p, f.e0, f.e0 + f.keys,
                        [&](int64_t i, float keep) { pd[i - f.e0] *= keep; });
-    float acc[kMaxFirstQueryHead] = {};
+    float acc[kMaxRowsHead] = {};
     for (int64_t j = 0; j < f.keys; ++j) {
       const float w = load_as<TD>(pd[j]);
       const TD* vr = V + (f.k_row + j) * ldq + h * HS;
       for (int64_t c = 0; c < HS; ++c) acc[c] += w * load(vr, c);
     }
-    for (int64_t c = 0; c < HS; ++c) store(C + b * ldc + h * HS, c, acc[c]);
+    for (int64_t c = 0; c < HS; ++c) store(C + n * ldc + h * HS, c, acc[c]);
   });
 }
 
 template <class TD>
-void first_query_backward(float* dq, float* dk, float* dv, const float* dctx_first, const void* q,
-                          const void* k, const void* v, const float* probs_first, const float* mask,
-                          const int64_t* cu, const AttentionDims& d, const DropoutSite& drop) {
+void rows_backward(float* dq, float* dk, float* dv, const float* dctx_rows, const void* q, const void* k,
+                   const void* v, const float* probs_rows, const float* mask, const int64_t* cu,
+                   const int64_t* rows, int64_t n_rows, const AttentionDims& d, const DropoutSite& drop) {
   const int64_t T = d.T, HS = d.HS, ldq = d.ld_qkv ? d.ld_qkv : d.NH * d.HS;
   const int64_t ldc = d.ld_ctx ? d.ld_ctx : d.NH * d.HS;
   const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
@@ -595,10 +613,10 @@ void first_query_backward(float* dq, float* dk, float* dv, const float* dctx_fir
   const TD* Q = typed<TD>(q);
   const TD* K = typed<TD>(k);
   const TD* V = typed<TD>(v);
-  for_each_first_query(mask, cu, d, drop, [&](int64_t b, int64_t h, const FirstQueryRow& f) {
-    const float* p = probs_first + (b * d.NH + h) * T;
-    float g[kMaxFirstQueryHead];  // dctx in the operand type, as the full forms multiply it
-    for (int64_t c = 0; c < HS; ++c) g[c] = load_as<TD>(dctx_first[b * ldc + h * HS + c]);
+  for_each_query_row(rows, n_rows, mask, cu, d, drop, [&](int64_t n, int64_t h, const QueryRow& f) {
+    const float* p = probs_rows + (n * d.NH + h) * T;
+    float g[kMaxRowsHead];  // dctx in the operand type, as the full forms multiply it
+    for (int64_t c = 0; c < HS; ++c) g[c] = load_as<TD>(dctx_rows[n * ldc + h * HS + c]);
     thread_local std::vector<float> keep_buf, dp_buf;
     keep_buf.assign(static_cast<size_t>(f.keys), 1.0f);
     dp_buf.resize(static_cast<size_t>(f.keys));
@@ -621,7 +639,7 @@ void first_query_backward(float* dq, float* dk, float* dv, const float* dctx_fir
       s += dp[j] * p[j];
     }
     const TD* qr = Q + f.q_row * ldq + h * HS;
-    float dqr[kMaxFirstQueryHead] = {};
+    float dqr[kMaxRowsHead] = {};
     for (int64_t j = 0; j < f.keys; ++j) {
       const float ds = load_as<TD>(p[j] * (dp[j] - s) * alpha);
       const TD* kr = K + (f.k_row + j) * ldq + h * HS;
@@ -634,36 +652,37 @@ void first_query_backward(float* dq, float* dk, float* dv, const float* dctx_fir
   });
 }
 
-void check_first_query(const AttentionDims& d, const DropoutSite& drop) {
-  CT_CHECK(d.B > 0 && d.T > 0 && d.NH > 0 && d.HS > 0, "attention (first query): bad dims B=", d.B,
-           " T=", d.T, " NH=", d.NH, " HS=", d.HS);
-  CT_CHECK(d.HS <= kMaxFirstQueryHead, "attention (first query): head size ", d.HS, " above the supported ",
-           kMaxFirstQueryHead);
-  CT_CHECK(d.window == 0, "attention (first query): sliding windows are not supported");
+void check_rows(const AttentionDims& d, const DropoutSite& drop, int64_t n_rows) {
+  CT_CHECK(d.B > 0 && d.T > 0 && d.NH > 0 && d.HS > 0 && n_rows >= 0,
+           "attention (query rows): bad dims B=", d.B, " T=", d.T, " NH=", d.NH, " HS=", d.HS,
+           " rows=", n_rows);
+  CT_CHECK(d.HS <= kMaxRowsHead, "attention (query rows): head size ", d.HS, " above the supported ",
+           kMaxRowsHead);
+  CT_CHECK(d.window == 0, "attention (query rows): sliding windows are not supported");
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
 }
 
 }  // namespace
 
-void attention_first_query_forward(void* ctx_first, float* probs_first, const void* q, const void* k,
-                                   const void* v, const float* mask, const int64_t* cu_seqlens,
-                                   const AttentionDims& d, DType dt, const DropoutSite& drop) {
-  check_first_query(d, drop);
+void attention_rows_forward(void* ctx_rows, float* probs_rows, const void* q, const void* k, const void* v,
+                            const float* mask, const int64_t* cu_seqlens, const int64_t* rows, int64_t n_rows,
+                            const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  check_rows(d, drop, n_rows);
   if (dt == DType::bf16)
-    first_query_forward<bf16>(ctx_first, probs_first, q, k, v, mask, cu_seqlens, d, drop);
+    rows_forward<bf16>(ctx_rows, probs_rows, q, k, v, mask, cu_seqlens, rows, n_rows, d, drop);
   else
-    first_query_forward<float>(ctx_first, probs_first, q, k, v, mask, cu_seqlens, d, drop);
+    rows_forward<float>(ctx_rows, probs_rows, q, k, v, mask, cu_seqlens, rows, n_rows, d, drop);
 }
 
-void attention_first_query_backward(float* dq, float* dk, float* dv, const float* dctx_first, const void* q,
-                                    const void* k, const void* v, const float* probs_first, const float* mask,
-                                    const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
-                                    const DropoutSite& drop) {
-  check_first_query(d, drop);
+void attention_rows_backward(float* dq, float* dk, float* dv, const float* dctx_rows, const void* q,
+                             const void* k, const void* v, const float* probs_rows, const float* mask,
+                             const int64_t* cu_seqlens, const int64_t* rows, int64_t n_rows,
+                             const AttentionDims& d, DType dt, const DropoutSite& drop) {
+  check_rows(d, drop, n_rows);
   if (dt == DType::bf16)
-    first_query_backward<bf16>(dq, dk, dv, dctx_first, q, k, v, probs_first, mask, cu_seqlens, d, drop);
+    rows_backward<bf16>(dq, dk, dv, dctx_rows, q, k, v, probs_rows, mask, cu_seqlens, rows, n_rows, d, drop);
   else
-    first_query_backward<float>(dq, dk, dv, dctx_first, q, k, v, probs_first, mask, cu_seqlens, d, drop);
+    rows_backward<float>(dq, dk, dv, dctx_rows, q, k, v, probs_rows, mask, cu_seqlens, rows, n_rows, d, drop);
 }
 
 void attention_forward_reference(float* ctx, float* probs, const float* q, const float* k, const float* v,

@@ -74,22 +74,23 @@ void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dct
                                const AttentionDims& d, DType dt, const DropoutSite& drop,
                                void* saved_pd = nullptr);
 
-// Attention of each sequence's FIRST query only, for a last layer whose output only the first token of each
-// sequence feeds (classification and multiple-choice heads): the other queries' rows change nothing
-// downstream, so they are not computed. Keys and values are every row, as in the full forms. Padded
-// (cu_seqlens null): sequence b's rows b*T.., keys masked by mask as the full forms do; packed: rows
-// [cu_seqlens[b], cu_seqlens[b + 1]), d.T the padded length. ctx_first: [B, ld_ctx] (row b = sequence b's
-// first query), type dt; probs_first: [B, NH, T] f32 (keys past a sequence's last attended one 0). The
-// dropout units, operand roundings (bf16) and mask are those of the full forms' query 0, so the rows equal
-// theirs up to the order of the sums. Backward ADDS into dq (at each sequence's first row), dk and dv (every
-// key row), rows of stride ld_qkv like the full forms.
-void attention_first_query_forward(void* ctx_first, float* probs_first, const void* q, const void* k,
-                                   const void* v, const float* mask, const int64_t* cu_seqlens,
-                                   const AttentionDims& d, DType dt, const DropoutSite& drop);
-void attention_first_query_backward(float* dq, float* dk, float* dv, const float* dctx_first, const void* q,
-                                    const void* k, const void* v, const float* probs_first, const float* mask,
-                                    const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
-                                    const DropoutSite& drop);
+// Attention of selected query rows only, for a last layer whose output feeds a head that reads some rows
+// (classification and multiple choice: each sequence's first token; a masked LM: its masked tokens): the
+// other queries' rows change nothing downstream, so they are not computed. Keys and values are every row, as
+// in the full forms. rows: n_rows ascending token rows (of the [B*T] padded or the packed layout). Padded
+// (cu_seqlens null): keys masked by mask as the full forms do; packed: sequence b is rows [cu_seqlens[b],
+// cu_seqlens[b + 1]), d.T the padded length. ctx_rows: [n_rows, ld_ctx] of type dt; probs_rows: [n_rows, NH,
+// T] f32 (keys past a sequence's last attended one 0). The dropout units, operand roundings (bf16) and mask
+// are those of the full forms' rows, so results equal theirs up to the order of the sums. Backward ADDS into
+// dq (at the selected rows), dk and dv (every key row of their sequences), rows of stride ld_qkv. Loops, not
+// matmuls: meant for a few rows per sequence.
+void attention_rows_forward(void* ctx_rows, float* probs_rows, const void* q, const void* k, const void* v,
+                            const float* mask, const int64_t* cu_seqlens, const int64_t* rows, int64_t n_rows,
+                            const AttentionDims& d, DType dt, const DropoutSite& drop);
+void attention_rows_backward(float* dq, float* dk, float* dv, const float* dctx_rows, const void* q,
+                             const void* k, const void* v, const float* probs_rows, const float* mask,
+                             const int64_t* cu_seqlens, const int64_t* rows, int64_t n_rows,
+                             const AttentionDims& d, DType dt, const DropoutSite& drop);
 
 // Plain-loop reference of both directions (double math, f32 operands, dense output ctx [B, T, NH*HS] and
 // dense dq/dk/dv [B, T, NH*HS] ADDED into), for the tests.

@@ -73,13 +73,14 @@ struct EncoderModel::Buffers {
   float *dx = nullptr, *dres = nullptr, *dctx = nullptr, *dact = nullptr, *dinter = nullptr, *dqkv = nullptr;
   bf16 *dres_b = nullptr, *dinter_b = nullptr, *dqkv_b = nullptr;
 
-  // The last layer when the head reads each sequence's first token only (first_rows non-empty): that layer
-  // runs its queries, projections and FFN on those rows alone, compacted ([B, H]; the layer's activation
-  // buffers hold them in their first B rows), and scatters its output into the final hidden state's rows.
-  std::vector<int64_t> first_rows;  // token row of each sequence's first token
-  std::vector<int64_t> first_pos;   // its row in the padded layout (dropout counters): b * T
-  std::vector<float> first_in, first_out, first_probs, first_dx;
-  std::vector<bf16> first_out_b;
+  // The last layer when the head reads only some rows (head_rows non-empty: each sequence's first token for
+  // classification, the masked tokens for a masked LM): that layer runs its queries, projections and FFN on
+  // those rows alone, compacted ([R, H]; the layer's activation buffers hold them in their first R rows), and
+  // scatters its output into the final hidden state's rows.
+  std::vector<int64_t> head_rows;  // token rows the head reads, ascending
+  std::vector<int64_t> head_pos;   // their rows in the padded layout (dropout counters)
+  std::vector<float> head_in, head_out, head_probs, head_dx;
+  std::vector<bf16> head_out_b;
 
   // What the last forward saw, for backward.
   bool have_forward = false;
@@ -496,16 +497,17 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     drop_rows(xf(0), as_bf(X(0)), xf(0), site(p_hidden, 0));
   }
 
-  // A head that reads only each sequence's first token needs only those rows of the last layer's output
-  // (its other rows feed nothing, and get a zero gradient): the layer computes keys and values for every row,
-  // the rest for the first rows alone, ~5/6 of a layer's matmuls saved in each direction.
-  bf.first_rows.clear();
-  bf.first_pos.clear();
-  if (head_->reads_first_rows_only() && L > 0 && !options.every_row) {
-    for (int64_t b = 0; b < B; ++b) {
-      bf.first_rows.push_back(packed ? bf.cu[b] : b * T);
-      bf.first_pos.push_back(b * T);
-    }
+  // A head that reads only some rows needs only those rows of the last layer's output (its other rows feed
+  // nothing, and get a zero gradient): the layer computes keys and values for every row, the rest for those
+  // rows alone (~5/6 of a layer's matmuls, each direction). Worth it while they are at most half the rows
+  // (the attention of the selected rows runs as loops, not matmuls).
+  bf.head_rows.clear();
+  bf.head_pos.clear();
+  if (L > 0 && !options.every_row && head_->rows_read(head_pass(options, 1.0f, false), batch, bf.head_rows) &&
+      !bf.head_rows.empty() && 2 * static_cast<int64_t>(bf.head_rows.size()) <= N) {
+    for (int64_t row : bf.head_rows) bf.head_pos.push_back(packed ? bf.row_pos[row] : row);
+  } else {
+    bf.head_rows.clear();
   }
 
   for (int64_t l = 0; l < L; ++l) {
@@ -565,22 +567,22 @@ float EncoderModel::forward(const Batch& batch, const StepOptions& options) {
     dims.NH = NH;
     dims.HS = H / NH;
     dims.ld_qkv = 3 * H;
-    if (l == L - 1 && !bf.first_rows.empty()) {  // see bf.first_rows: B rows, compacted
-      const int64_t R = B;
-      bf.first_in.resize(R * H);
-      bf.first_out.resize(R * H);
-      bf.first_out_b.resize(lowp ? R * H : 0);
-      bf.first_probs.resize(R * NH * T);
-      for (int64_t r = 0; r < R; ++r) copy_f32(bf.first_in.data() + r * H, xf(l) + bf.first_rows[r] * H, H);
-      kernels::attention_first_query_forward(a.ctx, bf.first_probs.data(), a.qkv, a.qkv + H * esz,
-                                             a.qkv + 2 * H * esz, mask, packed ? bf.cu.data() : nullptr, dims,
-                                             dt, site(p_attn, sid));
-      bf16* out_b = lowp ? bf.first_out_b.data() : nullptr;
-      post_attention(R, bf.first_in.data(), bf.first_out.data(), out_b, bf.first_pos.data());
-      // The final hidden state's first rows; its other rows are left as they were (no reader).
+    if (l == L - 1 && !bf.head_rows.empty()) {  // see bf.head_rows: R rows, compacted
+      const int64_t R = static_cast<int64_t>(bf.head_rows.size());
+      bf.head_in.resize(R * H);
+      bf.head_out.resize(R * H);
+      bf.head_out_b.resize(lowp ? R * H : 0);
+      bf.head_probs.resize(R * NH * T);
+      for (int64_t r = 0; r < R; ++r) copy_f32(bf.head_in.data() + r * H, xf(l) + bf.head_rows[r] * H, H);
+      kernels::attention_rows_forward(a.ctx, bf.head_probs.data(), a.qkv, a.qkv + H * esz,
+                                      a.qkv + 2 * H * esz, mask, packed ? bf.cu.data() : nullptr,
+                                      bf.head_rows.data(), R, dims, dt, site(p_attn, sid));
+      bf16* out_b = lowp ? bf.head_out_b.data() : nullptr;
+      post_attention(R, bf.head_in.data(), bf.head_out.data(), out_b, bf.head_pos.data());
+      // The final hidden state's head rows; its other rows are left as they were (no reader).
       for (int64_t r = 0; r < R; ++r) {
-        const int64_t row = bf.first_rows[r];
-        copy_f32(xf(l + 1) + row * H, bf.first_out.data() + r * H, H);
+        const int64_t row = bf.head_rows[r];
+        copy_f32(xf(l + 1) + row * H, bf.head_out.data() + r * H, H);
         if (lowp) std::memcpy(as_bf(X(l + 1)) + row * H, out_b + r * H, H * sizeof(bf16));
       }
       break;
@@ -759,19 +761,19 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
     };
 
     zero_f32(bf.dqkv, N * 3 * H);
-    if (l == L - 1 && !bf.first_rows.empty()) {  // forward's first-rows layer (bf.first_rows)
-      const int64_t R = B;
-      bf.first_dx.resize(R * H);
-      float* fdx = bf.first_dx.data();
-      for (int64_t r = 0; r < R; ++r) copy_f32(fdx + r * H, bf.dx + bf.first_rows[r] * H, H);
-      post_attention_backward(R, fdx, bf.first_pos.data());
-      kernels::attention_first_query_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv,
-                                              a.qkv + H * esz, a.qkv + 2 * H * esz, bf.first_probs.data(),
-                                              bf.has_mask ? bf.mask : nullptr,
-                                              packed ? bf.cu.data() : nullptr, dims, dt, site(p_attn, sid));
-      // The layer input's residual gradient: the first rows', zero elsewhere (the QKV product's adds below).
+    if (l == L - 1 && !bf.head_rows.empty()) {  // forward's head-rows layer (bf.head_rows)
+      const int64_t R = static_cast<int64_t>(bf.head_rows.size());
+      bf.head_dx.resize(R * H);
+      float* fdx = bf.head_dx.data();
+      for (int64_t r = 0; r < R; ++r) copy_f32(fdx + r * H, bf.dx + bf.head_rows[r] * H, H);
+      post_attention_backward(R, fdx, bf.head_pos.data());
+      kernels::attention_rows_backward(bf.dqkv, bf.dqkv + H, bf.dqkv + 2 * H, bf.dctx, a.qkv, a.qkv + H * esz,
+                                       a.qkv + 2 * H * esz, bf.head_probs.data(),
+                                       bf.has_mask ? bf.mask : nullptr, packed ? bf.cu.data() : nullptr,
+                                       bf.head_rows.data(), R, dims, dt, site(p_attn, sid));
+      // The layer input's residual gradient: the head rows', zero elsewhere (the QKV product's adds below).
       zero_f32(bf.dx, N * H);
-      for (int64_t r = 0; r < R; ++r) copy_f32(bf.dx + bf.first_rows[r] * H, fdx + r * H, H);
+      for (int64_t r = 0; r < R; ++r) copy_f32(bf.dx + bf.head_rows[r] * H, fdx + r * H, H);
     } else {
       post_attention_backward(N, bf.dx, row_pos);
       if (packed)

@@ -49,9 +49,13 @@ class Head {
   // parameter gradients into pass.G (the caller zeroes the head's range unless accumulating; a tied decoder
   // adds into the word embeddings' rows, zeroed before the head runs).
   virtual void backward(const HeadPass& pass, float* dhidden) = 0;
-  // True when forward reads only each sequence's first token row of the hidden state (and backward writes
-  // zeros elsewhere): the body may then leave the last layer's other rows uncomputed.
-  virtual bool reads_first_rows_only() const { return false; }
+  // When this forward will read only some rows of the hidden state (and backward write zeros elsewhere):
+  // true, with those token rows in `rows`, ascending; the body may then leave the last layer's other rows
+  // uncomputed. False: every row.
+  virtual bool rows_read(const HeadPass& pass, const Batch& batch, std::vector<int64_t>& rows) const {
+    (void)pass, (void)batch, (void)rows;
+    return false;
+  }
 };
 
 std::unique_ptr<Head> make_span_head();

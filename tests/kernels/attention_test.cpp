@@ -2,6 +2,7 @@
 // reference and finite differences, HF mask semantics, dropout recomputation.
 #include "kernels/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -339,10 +340,12 @@ TEST(Attention, SavedDroppedProbsGiveTheRecomputedGradientsBitForBit) {
   }
 }
 
-// The first-query forms equal the full forms' query-0 rows: forward (context and probabilities) and backward
-// with a context gradient on the first rows only (what a head that reads one token per sequence sends back),
-// f32 and bf16, padded with skipped keys and packed, dropout off, on, and with per-sequence streams.
-TEST(Attention, FirstQueryFormsEqualTheFullFormsFirstRows) {
+// The query-rows forms equal the full forms' rows for the same queries: forward (context and probabilities)
+// and backward with a context gradient on those rows only (what a head that reads them sends back), f32 and
+// bf16, padded with skipped keys and packed, dropout off, on, and with per-sequence streams; for each
+// sequence's first row (classification) and for scattered rows, several in one sequence and one at a padded
+// position (a masked LM's).
+TEST(Attention, QueryRowsFormsEqualTheFullFormsRows) {
   ThreeSequences x;
   constexpr int64_t b = ThreeSequences::b, t = ThreeSequences::t, nh = ThreeSequences::nh,
                     h = ThreeSequences::h;
@@ -351,69 +354,95 @@ TEST(Attention, FirstQueryFormsEqualTheFullFormsFirstRows) {
   x.mask[2 * t + 5] = 0.0f;  // a hole
   const std::vector<float>& mask = x.mask;
   const uint64_t streams[b] = {11, 12, 13};
+  // (sequence, position) pairs
+  const std::vector<std::vector<std::pair<int64_t, int64_t>>> sets = {
+      {{0, 0}, {1, 0}, {2, 0}}, {{0, 3}, {0, 17}, {0, 39}, {1, 12}, {2, 0}, {2, 5}, {2, 32}}};
   for (DType dt : {DType::f32, DType::bf16})
     for (bool packed : {false, true})
-      for (int mode = 0; mode < 3; ++mode) {
-        SCOPED_TRACE(std::string(dtype_name(dt)) + (packed ? " packed" : " padded") + " mode " +
-                     std::to_string(mode));
-        DropoutSite drop{mode == 0 ? 0.0f : 0.3f, 9, 4, 1000};
-        if (mode == 2) drop.row_streams = streams, drop.row_elems = nh * t * t;
-        const int64_t rows = packed ? cu[b] : b * t;
-        auto first = [&](int64_t s) { return packed ? cu[s] : s * t; };
-        const int64_t es = dtype_size(dt);
-        const std::vector<char> qkv = random_qkv(dt, rows, h, 51);
-        const char* q = qkv.data();
-        const char* k = q + h * es;
-        const char* v = q + 2 * h * es;
-        const float* m = packed ? nullptr : mask.data();
-        // Full forms.
-        const int64_t n_probs = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
-        std::vector<char> ctx(static_cast<size_t>(rows * h * es));
-        std::vector<float> probs(static_cast<size_t>(n_probs));
-        if (packed)
-          attention_forward_varlen(ctx.data(), probs.data(), q, k, v, cu.data(), d, dt, drop);
-        else
-          attention_forward(ctx.data(), probs.data(), q, k, v, m, d, dt, drop);
-        // First-query forms.
-        std::vector<char> ctx1(static_cast<size_t>(b * h * es));
-        std::vector<float> probs1(static_cast<size_t>(b * nh * t), 7.0f);
-        attention_first_query_forward(ctx1.data(), probs1.data(), q, k, v, m, packed ? cu.data() : nullptr, d,
-                                      dt, drop);
-        auto as_f32 = [&](const char* p, int64_t i) {
-          return dt == DType::f32 ? reinterpret_cast<const float*>(p)[i]
-                                  : to_f32(reinterpret_cast<const bf16*>(p)[i]);
-        };
-        const double tol = dt == DType::f32 ? 1e-5 : 2e-2;
-        int64_t p0 = 0;
-        for (int64_t s = 0; s < b; ++s) {
-          const int64_t L = packed ? cu[s + 1] - cu[s] : t;
-          for (int64_t c = 0; c < h; ++c)
-            ASSERT_NEAR(as_f32(ctx1.data(), s * h + c), as_f32(ctx.data(), first(s) * h + c),
-                        tol * (1 + std::fabs(as_f32(ctx.data(), first(s) * h + c))))
-                << "ctx seq " << s << " col " << c;
-          for (int64_t hh = 0; hh < nh; ++hh)
-            for (int64_t j = 0; j < t; ++j) {
-              const float want = j < L ? probs[p0 + (hh * L) * L + j] : 0.0f;
-              ASSERT_NEAR(probs1[(s * nh + hh) * t + j], want, 1e-6) << "probs seq " << s << " key " << j;
-            }
-          p0 += packed ? nh * L * L : nh * t * t;
+      for (int mode = 0; mode < 3; ++mode)
+        for (size_t set = 0; set < sets.size(); ++set) {
+          SCOPED_TRACE(std::string(dtype_name(dt)) + (packed ? " packed" : " padded") + " mode " +
+                       std::to_string(mode) + " set " + std::to_string(set));
+          DropoutSite drop{mode == 0 ? 0.0f : 0.3f, 9, 4, 1000};
+          if (mode == 2) drop.row_streams = streams, drop.row_elems = nh * t * t;
+          const int64_t n_tok = packed ? cu[b] : b * t;
+          std::vector<int64_t> sel;
+          for (auto [s, i] : sets[set]) sel.push_back((packed ? cu[s] : s * t) + i);
+          if (!packed) sel.push_back(1 * t + 20);  // a query at a padded position (computed all the same)
+          std::sort(sel.begin(), sel.end());
+          const int64_t R = static_cast<int64_t>(sel.size());
+          auto seq_of = [&](int64_t row) {
+            int64_t s = 0;
+            while (row >= (packed ? cu[s + 1] : (s + 1) * t)) ++s;
+            return s;
+          };
+          const int64_t es = dtype_size(dt);
+          const std::vector<char> qkv = random_qkv(dt, n_tok, h, 51);
+          const char* q = qkv.data();
+          const char* k = q + h * es;
+          const char* v = q + 2 * h * es;
+          const float* m = packed ? nullptr : mask.data();
+          // Full forms.
+          const int64_t n_probs = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
+          std::vector<char> ctx(static_cast<size_t>(n_tok * h * es));
+          std::vector<float> probs(static_cast<size_t>(n_probs));
+          if (packed)
+            attention_forward_varlen(ctx.data(), probs.data(), q, k, v, cu.data(), d, dt, drop);
+          else
+            attention_forward(ctx.data(), probs.data(), q, k, v, m, d, dt, drop);
+          // Query-rows forms.
+          std::vector<char> ctx1(static_cast<size_t>(R * h * es));
+          std::vector<float> probs1(static_cast<size_t>(R * nh * t), 7.0f);
+          attention_rows_forward(ctx1.data(), probs1.data(), q, k, v, m, packed ? cu.data() : nullptr,
+                                 sel.data(), R, d, dt, drop);
+          auto as_f32 = [&](const char* p, int64_t i) {
+            return dt == DType::f32 ? reinterpret_cast<const float*>(p)[i]
+                                    : to_f32(reinterpret_cast<const bf16*>(p)[i]);
+          };
+          const double tol = dt == DType::f32 ? 1e-5 : 2e-2;
+          for (int64_t n = 0; n < R; ++n) {
+            const int64_t s = seq_of(sel[n]);
+            const int64_t row0 = packed ? cu[s] : s * t, L = packed ? cu[s + 1] - cu[s] : t;
+            const int64_t i = sel[n] - row0;
+            const int64_t p0 =
+                packed ? nh * (s == 0 ? 0 : (s == 1 ? 40 * 40 : 40 * 40 + 13 * 13)) : s * nh * t * t;
+            for (int64_t c = 0; c < h; ++c)
+              ASSERT_NEAR(as_f32(ctx1.data(), n * h + c), as_f32(ctx.data(), sel[n] * h + c),
+                          tol * (1 + std::fabs(as_f32(ctx.data(), sel[n] * h + c))))
+                  << "ctx row " << sel[n] << " col " << c;
+            for (int64_t hh = 0; hh < nh; ++hh)
+              for (int64_t j = 0; j < t; ++j) {
+                const float want = j < L ? probs[p0 + (hh * L + i) * L + j] : 0.0f;
+                ASSERT_NEAR(probs1[(n * nh + hh) * t + j], want, 1e-6)
+                    << "probs row " << sel[n] << " key " << j;
+              }
+          }
+          // Backward with a gradient on the selected rows only.
+          auto g = test::randn(R * h, 52);
+          std::vector<float> dctx(static_cast<size_t>(n_tok * h), 0.0f);
+          for (int64_t n = 0; n < R; ++n) std::copy_n(g.data() + n * h, h, dctx.data() + sel[n] * h);
+          std::vector<float> full(static_cast<size_t>(n_tok * 3 * h), 0.0f), one(full.size(), 0.0f);
+          if (packed)
+            attention_backward_varlen(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
+                                      probs.data(), cu.data(), d, dt, drop);
+          else
+            attention_backward(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
+                               probs.data(), m, d, dt, drop);
+          attention_rows_backward(one.data(), one.data() + h, one.data() + 2 * h, g.data(), q, k, v,
+                                  probs1.data(), m, packed ? cu.data() : nullptr, sel.data(), R, d, dt, drop);
+          for (size_t i = 0; i < full.size(); ++i)
+            ASSERT_NEAR(one[i], full[i], 1e-5 + 1e-4 * std::fabs(full[i])) << "dqkv " << i;
         }
-        // Backward with a gradient on the first rows only.
-        auto g = test::randn(b * h, 52);
-        std::vector<float> dctx(static_cast<size_t>(rows * h), 0.0f);
-        for (int64_t s = 0; s < b; ++s) std::copy_n(g.data() + s * h, h, dctx.data() + first(s) * h);
-        std::vector<float> full(static_cast<size_t>(rows * 3 * h), 0.0f), one(full.size(), 0.0f);
-        if (packed)
-          attention_backward_varlen(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
-                                    probs.data(), cu.data(), d, dt, drop);
-        else
-          attention_backward(full.data(), full.data() + h, full.data() + 2 * h, dctx.data(), q, k, v,
-                             probs.data(), m, d, dt, drop);
-        attention_first_query_backward(one.data(), one.data() + h, one.data() + 2 * h, g.data(), q, k, v,
-                                       probs1.data(), m, packed ? cu.data() : nullptr, d, dt, drop);
-        for (size_t i = 0; i < full.size(); ++i)
-          ASSERT_NEAR(one[i], full[i], 1e-5 + 1e-4 * std::fabs(full[i])) << "dqkv " << i;
-      }
+  // Rows out of order or outside the batch are refused.
+  std::vector<char> buf(static_cast<size_t>(b * t * 3 * h * 4));
+  std::vector<float> out(static_cast<size_t>(4 * nh * t));
+  const std::vector<int64_t> unordered = {5, 2}, outside = {b * t};
+  EXPECT_THROW(attention_rows_forward(out.data(), out.data(), buf.data(), buf.data(), buf.data(), nullptr,
+                                      nullptr, unordered.data(), 2, d, DType::f32, DropoutSite{}),
+               Error);
+  EXPECT_THROW(attention_rows_forward(out.data(), out.data(), buf.data(), buf.data(), buf.data(), nullptr,
+                                      nullptr, outside.data(), 1, d, DType::f32, DropoutSite{}),
+               Error);
 }
 
 TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {

@@ -413,13 +413,14 @@ TEST(EncoderHeads, InferenceAndDropoutRunEveryHead) {
   }
 }
 
-// Heads that read each sequence's first token let the last layer compute only those rows (the others feed
-// nothing). With dropout on (per-row keys), f32 and bf16, padded and packed, training and inference, that
-// gives the loss, logits and every gradient of the full layer (StepOptions::every_row) up to the order of
-// sums: the same dropout units, roundings and mask.
-TEST(EncoderHeads, FirstRowsLastLayerEqualsTheFullLayer) {
+// Heads that read only some rows (each sequence's first token; a masked LM's labelled tokens) let the last
+// layer compute only those rows (the others feed nothing). With dropout on (per-row keys), f32 and bf16,
+// padded and packed, training and inference, that gives the loss, logits and every gradient of the full layer
+// (StepOptions::every_row) up to the order of sums: the same dropout units, roundings and mask.
+TEST(EncoderHeads, HeadRowsLastLayerEqualsTheFullLayer) {
   for (const char* stem : {"bert_seq-cls", "distilbert_seq-cls", "roberta_multiple-choice", "electra_seq-cls",
-                           "xlm-roberta_seq-cls-regression", "bert_seq-cls-multilabel"}) {
+                           "xlm-roberta_seq-cls-regression", "bert_seq-cls-multilabel", "bert_mlm",
+                           "roberta_mlm", "electra_mlm", "distilbert_mlm"}) {
     const HeadGolden g = load_head_golden(stem);
     ModelConfig c = g.config;
     c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;

@@ -63,6 +63,14 @@ class MaskedLmHead final : public Head {
     return kernels::cross_entropy_forward(lse_.data(), logits_.data(), targets_.data(), M, V, V, 1, -100);
   }
 
+  bool rows_read(const HeadPass& ps, const Batch& batch, std::vector<int64_t>& rows) const override {
+    if (!batch.labels) return false;  // fill-mask inference projects every token
+    rows.clear();
+    for (int64_t i = 0; i < ps.N; ++i)
+      if (batch.labels[i] != -100) rows.push_back(i);
+    return true;
+  }
+
   const std::vector<float>& logits() const override { return logits_; }
   bool has_loss() const override { return have_loss_; }
 

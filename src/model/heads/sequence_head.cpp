@@ -111,7 +111,11 @@ class SequenceHead final : public Head {
   const std::vector<float>& logits() const override { return logits_; }
   bool has_loss() const override { return loss_ != Loss::none; }
 
-  bool reads_first_rows_only() const override { return true; }
+  bool rows_read(const HeadPass& ps, const Batch&, std::vector<int64_t>& rows) const override {
+    rows.clear();
+    for (int64_t b = 0; b < ps.B; ++b) rows.push_back(ps.first_row(b));
+    return true;
+  }
 
   void backward(const HeadPass& ps, float* dhidden) override {
     const HeadOffsets& o = ps.layout->head;
