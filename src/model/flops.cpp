@@ -48,17 +48,23 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
 
 namespace {
 
-// A head that reads each sequence's first token only: the encoder's last layer (BERT, RoBERTa, XLM-R,
-// ELECTRA, DistilBERT; not DeBERTa or ModernBERT, whose bodies compute every row) computes queries,
-// attention rows, output projection and FFN for that token alone, keys and values for all. What that leaves
-// out, so that MFU counts the work the task needs.
-double first_rows_savings(const ModelConfig& c, std::span<const int64_t> lengths) {
+// A head that reads only some rows: the encoder's last layer (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT;
+// not DeBERTa or ModernBERT, whose bodies compute every row) computes queries, attention rows, output
+// projection and FFN for those rows alone, keys and values for all, while they are at most half the rows
+// (EncoderModel). What that leaves out, so that MFU counts the work the task needs. rows_in(b, L): the rows
+// read in a sequence of L tokens.
+template <class RowsIn>
+double head_rows_savings(const ModelConfig& c, std::span<const int64_t> lengths, double rows,
+                         RowsIn rows_in) {
   if (c.is_deberta() || c.is_modernbert() || c.num_hidden_layers < 1) return 0.0;
+  double tokens = 0;
+  for (int64_t len : lengths) tokens += static_cast<double>(len);
+  if (rows <= 0 || 2 * rows > tokens) return 0.0;
   const double H = static_cast<double>(c.hidden_size), I = static_cast<double>(c.intermediate_size);
-  double saved = 0;
-  for (int64_t len : lengths) {
-    const double L = static_cast<double>(len);
-    saved += (L - 1) * (2 * H * H + 2 * H * H + 2 * 2 * H * I) + 2 * 2 * (L - 1) * L * H;
+  double saved = (tokens - rows) * (2 * H * H + 2 * H * H + 2 * 2 * H * I);
+  for (size_t b = 0; b < lengths.size(); ++b) {
+    const double L = static_cast<double>(lengths[b]);
+    saved += 2 * 2 * (L - rows_in(b, L)) * L * H;
   }
   return saved;
 }
@@ -80,11 +86,11 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
       break;
     case HeadKind::sequence_classification:
       total += seqs * (2 * H * H + 2 * H * labels);
-      total -= first_rows_savings(c, lengths);
+      total -= head_rows_savings(c, lengths, seqs, [](size_t, double) { return 1.0; });
       break;
     case HeadKind::multiple_choice:
       total += seqs * (2 * H * H + 2 * H);
-      total -= first_rows_savings(c, lengths);
+      total -= head_rows_savings(c, lengths, seqs, [](size_t, double) { return 1.0; });
       break;
     case HeadKind::token_classification:
       total += tokens * 2 * H * labels + (c.is_modernbert() ? tokens * 2 * H * H : 0.0);  // its head.dense
@@ -92,6 +98,11 @@ double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengt
     case HeadKind::masked_lm: {
       const double W = c.is_electra() ? E : H;
       total += static_cast<double>(projected) * (2 * H * W + 2 * W * static_cast<double>(c.vocab_size));
+      // Each sequence's share of the masked rows taken as proportional to its length (exact when the
+      // lengths are equal, as in bench step).
+      total -= head_rows_savings(c, lengths, static_cast<double>(projected), [&](size_t, double L) {
+        return static_cast<double>(projected) * L / tokens;
+      });
       break;
     }
   }

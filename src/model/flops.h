@@ -19,8 +19,8 @@ double forward_matmul_flops(const ModelConfig& c, int64_t B, int64_t T);
 
 // The same for another head in place of the QA head: `sequences` sequences, `tokens` real tokens and, for a
 // masked LM, `projected` tokens the vocabulary projection runs on (ELECTRA's embedding projection counted).
-// Heads that read each sequence's first token only count the last layer's other rows as not computed (the
-// BERT-family bodies skip them).
+// Heads that read only some rows (each sequence's first token; a masked LM's projected tokens) count the
+// last layer's other rows as not computed, as the BERT-family bodies skip them.
 double forward_matmul_flops(const ModelConfig& c, std::span<const int64_t> lengths, HeadKind head,
                             int64_t projected);
 

@@ -35,10 +35,17 @@ TEST(Flops, HeadsCountTheirOwnMatmuls) {
   const double qa = forward_matmul_flops(c, lens);
   EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::span, 0), qa);
   const double body = qa - 2 * H * 2 * 228;
-  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::masked_lm, 34),
-                   body + 34 * (2 * H * H + 2 * H * V));
-  // The last layer computes the first token's query, attention row, output projection and FFN only.
+  // A masked LM: its 34 projected rows; the last layer computes those alone (each sequence's share taken
+  // in proportion to its length).
   const double I = 3072;
+  double mlm_skipped = (228 - 34) * (4 * H * H + 4 * H * I);
+  for (double L : {128.0, 100.0}) mlm_skipped += 4 * (L - 34 * L / 228) * L * H;
+  EXPECT_NEAR(forward_matmul_flops(c, lens, HeadKind::masked_lm, 34),
+              body + 34 * (2 * H * H + 2 * H * V) - mlm_skipped, 1e-9 * body);
+  // Above half the rows the body computes them all.
+  EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::masked_lm, 200),
+                   body + 200 * (2 * H * H + 2 * H * V));
+  // The last layer computes the first token's query, attention row, output projection and FFN only.
   double skipped = 0;
   for (double L : {128.0, 100.0}) skipped += (L - 1) * (4 * H * H + 4 * H * I) + 4 * (L - 1) * L * H;
   EXPECT_DOUBLE_EQ(forward_matmul_flops(c, lens, HeadKind::sequence_classification, 0),
