@@ -124,33 +124,35 @@ inline float grad_of(float x, float d, Activation act) {
   return 0.0f;
 }
 
-template <bool kAccumulate, Activation kAct, class TIn>
-void backward_loop(float* __restrict dinp, const float* __restrict dout, const TIn* __restrict inp,
-                   int64_t n) {
+// dinp_bf16 (kCopy): the bf16 copy of each result, written in the same pass rather than a second one over
+// dinp.
+template <bool kAccumulate, bool kCopy, Activation kAct, class TIn>
+void backward_loop(float* __restrict dinp, bf16* __restrict dinp_bf16, const float* __restrict dout,
+                   const TIn* __restrict inp, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) {
     const float g = grad_of(load_in(inp, i), dout[i], kAct);
-    if constexpr (kAccumulate)
-      dinp[i] += g;
-    else
-      dinp[i] = g;
+    const float r = kAccumulate ? dinp[i] + g : g;
+    dinp[i] = r;
+    if constexpr (kCopy) dinp_bf16[i].bits = f32_to_bf16_bits(r);
   }
 }
 
-template <bool kAccumulate, class TIn>
-void backward_impl(float* dinp, const float* dout, const TIn* inp, int64_t n, Activation act) {
+template <bool kAccumulate, bool kCopy, class TIn>
+void backward_impl(float* dinp, bf16* dinp_bf16, const float* dout, const TIn* inp, int64_t n,
+                   Activation act) {
   switch (act) {
     case Activation::gelu:
-      backward_loop<kAccumulate, Activation::gelu>(dinp, dout, inp, n);
+      backward_loop<kAccumulate, kCopy, Activation::gelu>(dinp, dinp_bf16, dout, inp, n);
       break;
     case Activation::gelu_tanh:
-      backward_loop<kAccumulate, Activation::gelu_tanh>(dinp, dout, inp, n);
+      backward_loop<kAccumulate, kCopy, Activation::gelu_tanh>(dinp, dinp_bf16, dout, inp, n);
       break;
     case Activation::relu:
-      backward_loop<kAccumulate, Activation::relu>(dinp, dout, inp, n);
+      backward_loop<kAccumulate, kCopy, Activation::relu>(dinp, dinp_bf16, dout, inp, n);
       break;
     case Activation::tanh:
-      backward_loop<kAccumulate, Activation::tanh>(dinp, dout, inp, n);
+      backward_loop<kAccumulate, kCopy, Activation::tanh>(dinp, dinp_bf16, dout, inp, n);
       break;
   }
 }
@@ -162,11 +164,14 @@ namespace {
 template <class TIn>
 void backward_entry(float* dinp, const float* dout, const TIn* inp, int64_t n, Activation act,
                     bool accumulate, bf16* dinp_bf16) {
-  if (accumulate)
-    backward_impl<true>(dinp, dout, inp, n, act);
+  if (accumulate && dinp_bf16)
+    backward_impl<true, true>(dinp, dinp_bf16, dout, inp, n, act);
+  else if (accumulate)
+    backward_impl<true, false>(dinp, nullptr, dout, inp, n, act);
+  else if (dinp_bf16)
+    backward_impl<false, true>(dinp, dinp_bf16, dout, inp, n, act);
   else
-    backward_impl<false>(dinp, dout, inp, n, act);
-  if (dinp_bf16) f32_to_bf16(dinp, dinp_bf16, n);
+    backward_impl<false, false>(dinp, nullptr, dout, inp, n, act);
 }
 
 }  // namespace
