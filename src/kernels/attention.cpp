@@ -188,6 +188,9 @@ void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolv
 inline float load(const float* p, int64_t i) {
   return p[i];
 }
+inline float load(const bf16* p, int64_t i) {
+  return to_f32(p[i]);
+}
 // x as the operand type holds it (bf16: rounded).
 template <class TD>
 inline float load_as(float x) {
@@ -195,9 +198,6 @@ inline float load_as(float x) {
     return round_bf16(x);
   else
     return x;
-}
-inline float load(const bf16* p, int64_t i) {
-  return to_f32(p[i]);
 }
 
 // dS = P * (dP - sum(dP * P)) * alpha with dP = dPd * keep / (1 - p). The keep mask is read off pd (the

@@ -78,7 +78,7 @@ struct StepOptions {
   // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory
   // holds one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
   bool keep_activations = true;
-  // Compute every row of the last layer even when the head reads only each sequence's first token (which
+  // Compute every row of the last layer even when the head reads only some rows (Head::rows_read; the body
   // otherwise skips the others): the two give the same results up to the order of sums; tests compare them.
   bool every_row = false;
 };

@@ -52,10 +52,7 @@ class Head {
   // When this forward will read only some rows of the hidden state (and backward write zeros elsewhere):
   // true, with those token rows in `rows`, ascending; the body may then leave the last layer's other rows
   // uncomputed. False: every row.
-  virtual bool rows_read(const HeadPass& pass, const Batch& batch, std::vector<int64_t>& rows) const {
-    (void)pass, (void)batch, (void)rows;
-    return false;
-  }
+  virtual bool rows_read(const HeadPass&, const Batch&, std::vector<int64_t>&) const { return false; }
 };
 
 std::unique_ptr<Head> make_span_head();
