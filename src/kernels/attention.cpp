@@ -1,6 +1,7 @@
-// Attention core on [B, T, NH*HS] rows: four strided batched gemms over (B, NH) plus one fused row kernel per
-// direction (mask + softmax + dropout forward; dropout + softmax backward). Scratch buffers persist per
-// thread and only grow, so steady-state calls allocate nothing.
+// Attention core on [B, T, NH*HS] rows: one task per (sequence, head), in parallel, each running its head's
+// products on one thread with the row kernels between them (mask + softmax + dropout forward; dropout +
+// softmax backward), so a head's [T, T] scores stay in cache. Scratch buffers persist per thread and only
+// grow, so steady-state calls allocate nothing.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -54,47 +55,6 @@ Resolved resolve(const AttentionDims& d) {
   return r;
 }
 
-// Gemm over (B, NH) heads. Operands named by role; layouts filled by the callers below.
-Gemm heads_gemm(const Resolved& r, int64_t M, int64_t N, int64_t K, DType ab, DType c) {
-  Gemm g;
-  g.batch_outer = r.B;
-  g.batch = r.NH;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.a_type = g.b_type = ab;
-  g.c_type = c;
-  return g;
-}
-
-// [B, T, ld] rows, head h at column h*HS: row stride ld, head stride HS, sequence stride T*ld.
-void rows_a(Gemm& g, const Resolved& r, int64_t ld) {
-  g.lda = ld;
-  g.stride_a = r.HS;
-  g.outer_stride_a = r.T * ld;
-}
-void rows_b(Gemm& g, const Resolved& r, int64_t ld) {
-  g.ldb = ld;
-  g.stride_b = r.HS;
-  g.outer_stride_b = r.T * ld;
-}
-void rows_c(Gemm& g, const Resolved& r, int64_t ld) {
-  g.ldc = ld;
-  g.stride_c = r.HS;
-  g.outer_stride_c = r.T * ld;
-}
-// [B, NH, T, T] dense score matrices.
-void tt_a(Gemm& g, const Resolved& r) {
-  g.lda = r.T;
-  g.stride_a = r.TT;
-  g.outer_stride_a = r.NH * r.TT;
-}
-void tt_c(Gemm& g, const Resolved& r) {
-  g.ldc = r.T;
-  g.stride_c = r.TT;
-  g.outer_stride_c = r.NH * r.TT;
-}
-
 inline void store(float* p, int64_t i, float v) {
   p[i] = v;
 }
@@ -114,74 +74,59 @@ inline DropoutSite row_site(const DropoutSite& drop, int64_t row, const Resolved
   return rs;
 }
 
-// Keys at or past lens[b] are masked for sequence b (padding at the end): they are skipped outright, their
+// Keys at or past L are masked for the row's sequence (padding at the end): they are skipped outright, their
 // probabilities written as the exact zeros the additive mask would give.
-// probs rows in place: mask, softmax; pd = dropout(probs) in the matmul type.
+// One score row x in place (T floats, `row` its index over [B, NH, T]): mask, softmax over the first L; y =
+// dropout(x) in the matmul type when y is given.
 template <class TD>
-void softmax_rows(float* probs, TD* pd, const float* mask, const int64_t* lens, const Resolved& r,
-                  const DropoutSite& drop) {
-  const int64_t rows = r.B * r.NH * r.T;
+inline void softmax_row(float* x, TD* y, const float* mask_b, int64_t row, int64_t L, const Resolved& r,
+                        const DropoutSite& drop) {
   const int64_t T = r.T;
-#pragma omp parallel for schedule(static) if (rows * T > 16384)
-  for (int64_t row = 0; row < rows; ++row) {
-    float* x = probs + row * T;
-    const int64_t b = row / (r.NH * T);
-    const int64_t L = lens[b];
-    if (mask) {
-      const float* m = mask + b * T;
+  if (mask_b) {
 #pragma omp simd
-      for (int64_t j = 0; j < L; ++j) x[j] += m[j] == 0.0f ? -FLT_MAX : 0.0f;
-    }
-    if (r.window > 0) {  // HF's sliding-window mask replaces the score outside the band by the lowest float
-      const int64_t i = row % T;
-      for (int64_t j = 0; j < std::min(L, i - r.window); ++j) x[j] = -FLT_MAX;
-      for (int64_t j = std::max<int64_t>(0, i + r.window + 1); j < L; ++j) x[j] = -FLT_MAX;
-    }
-    float mx = -FLT_MAX;
+    for (int64_t j = 0; j < L; ++j) x[j] += mask_b[j] == 0.0f ? -FLT_MAX : 0.0f;
+  }
+  if (r.window > 0) {  // HF's sliding-window mask replaces the score outside the band by the lowest float
+    const int64_t i = row % T;
+    for (int64_t j = 0; j < std::min(L, i - r.window); ++j) x[j] = -FLT_MAX;
+    for (int64_t j = std::max<int64_t>(0, i + r.window + 1); j < L; ++j) x[j] = -FLT_MAX;
+  }
+  float mx = -FLT_MAX;
 #pragma omp simd reduction(max : mx)
-    for (int64_t j = 0; j < L; ++j) mx = x[j] > mx ? x[j] : mx;
-    float s = 0.0f;
+  for (int64_t j = 0; j < L; ++j) mx = x[j] > mx ? x[j] : mx;
+  float s = 0.0f;
 #pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < L; ++j) {
-      x[j] = fast_exp(x[j] - mx);
-      s += x[j];
-    }
-    const float inv = 1.0f / s;
+  for (int64_t j = 0; j < L; ++j) {
+    x[j] = fast_exp(x[j] - mx);
+    s += x[j];
+  }
+  const float inv = 1.0f / s;
 #pragma omp simd
-    for (int64_t j = 0; j < L; ++j) x[j] *= inv;
-    for (int64_t j = L; j < T; ++j) x[j] = 0.0f;
-    if (!pd) continue;
-    TD* y = pd + row * T;
-    if (drop.p == 0.0f) {
+  for (int64_t j = 0; j < L; ++j) x[j] *= inv;
+  for (int64_t j = L; j < T; ++j) x[j] = 0.0f;
+  if (!y) return;
+  if (drop.p == 0.0f) {
 #pragma omp simd
-      for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
-    } else {
-      const DropoutSite rs = row_site(drop, row, r);
-      for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
-                       [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
-    }
+    for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
+  } else {
+    const DropoutSite rs = row_site(drop, row, r);
+    for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
+                     [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
   }
 }
 
-// Recompute pd = dropout(probs) in the matmul type over each row's first lens[b] keys (backward).
+// y = dropout(x) in the matmul type over the row's first L keys (backward's recompute).
 template <class TD>
-void dropped_probs(TD* pd, const float* probs, const int64_t* lens, const Resolved& r,
-                   const DropoutSite& drop) {
-  const int64_t rows = r.B * r.NH * r.T;
+inline void dropped_row(TD* y, const float* x, int64_t row, int64_t L, const Resolved& r,
+                        const DropoutSite& drop) {
   const int64_t T = r.T;
-#pragma omp parallel for schedule(static) if (rows * T > 16384)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t L = lens[row / (r.NH * T)];
-    const float* x = probs + row * T;
-    TD* y = pd + row * T;
-    if (drop.p == 0.0f) {
+  if (drop.p == 0.0f) {
 #pragma omp simd
-      for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
-    } else {
-      const DropoutSite rs = row_site(drop, row, r);
-      for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
-                       [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
-    }
+    for (int64_t j = 0; j < L; ++j) store(y, j, x[j]);
+  } else {
+    const DropoutSite rs = row_site(drop, row, r);
+    for_each_dropout(rs.seed, rs.stream, rs.offset, rs.p, row * T, row * T + L,
+                     [&](int64_t i, float keep) { store(y, i - row * T, x[i - row * T] * keep); });
   }
 }
 
@@ -200,47 +145,29 @@ inline float load_as(float x) {
     return x;
 }
 
-// dS = P * (dP - sum(dP * P)) * alpha with dP = dPd * keep / (1 - p). The keep mask is read off pd (the
-// dropped probabilities): pd == 0 means dropped or P == 0, and where P == 0, dS is 0 whatever the mask, so no
-// Philox recomputation is needed. pd == null means no dropout. ds may alias pd (each element is read before
-// it is written) or dpd.
+// One row of dS = P * (dP - sum(dP * P)) * alpha with dP = dPd * keep / (1 - p). The keep mask is read off
+// y (the dropped probabilities): y == 0 means dropped or P == 0, and where P == 0, dS is 0 whatever the
+// mask, so no Philox recomputation is needed. y == null means no dropout. out may alias y or g (each element
+// is read before it is written).
 template <class TD>
-void softmax_backward_rows(TD* ds, const float* dpd, const float* probs, const TD* pd, const int64_t* lens,
-                           const Resolved& r, float drop_p, float alpha) {
-  const int64_t rows = r.B * r.NH * r.T;
-  const int64_t T = r.T;
-  const float scale = 1.0f / (1.0f - drop_p);
-#pragma omp parallel for schedule(static) if (rows * T > 16384)
-  for (int64_t row = 0; row < rows; ++row) {
-    const float* g = dpd + row * T;
-    const float* p = probs + row * T;
-    const TD* y = pd ? pd + row * T : nullptr;
-    const int64_t L = lens[row / (r.NH * T)];
-    float s = 0.0f;
-    if (y) {
+inline void softmax_backward_row(TD* out, const float* g, const float* p, const TD* y, int64_t L, float scale,
+                                 float alpha) {
+  float s = 0.0f;
+  if (y) {
 #pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < L; ++j) s += (load(y, j) != 0.0f ? g[j] * scale : 0.0f) * p[j];
-    } else {
+    for (int64_t j = 0; j < L; ++j) s += (load(y, j) != 0.0f ? g[j] * scale : 0.0f) * p[j];
+#pragma omp simd
+    for (int64_t j = 0; j < L; ++j) {
+      const float dp = load(y, j) != 0.0f ? g[j] * scale : 0.0f;
+      store(out, j, p[j] * (dp - s) * alpha);
+    }
+  } else {
 #pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < L; ++j) s += g[j] * p[j];
-    }
-    TD* out = ds + row * T;
-    if (y) {
+    for (int64_t j = 0; j < L; ++j) s += g[j] * p[j];
 #pragma omp simd
-      for (int64_t j = 0; j < L; ++j) {
-        const float dp = load(y, j) != 0.0f ? g[j] * scale : 0.0f;
-        store(out, j, p[j] * (dp - s) * alpha);
-      }
-    } else {
-#pragma omp simd
-      for (int64_t j = 0; j < L; ++j) store(out, j, p[j] * (g[j] - s) * alpha);
-    }
+    for (int64_t j = 0; j < L; ++j) store(out, j, p[j] * (g[j] - s) * alpha);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Key lengths per sequence, rounded up to kKeyQuantum (fewer distinct gemm shapes to cache), capped at T:
 // everything past the last attended key is skipped. No mask, or a fully masked sequence (HF attends uniformly
@@ -264,18 +191,6 @@ const int64_t* key_lengths(const float* mask, const Resolved& r) {
   return lens.data();
 }
 
-// Runs fn(b0, nb, L) over runs of consecutive sequences sharing one key length.
-template <class Fn>
-void for_each_group(const int64_t* lens, int64_t B, Fn&& fn) {
-  int64_t b0 = 0;
-  while (b0 < B) {
-    int64_t b1 = b0 + 1;
-    while (b1 < B && lens[b1] == lens[b0]) ++b1;
-    fn(b0, b1 - b0, lens[b0]);
-    b0 = b1;
-  }
-}
-
 const void* at(const void* p, int64_t elems, DType t) {
   return static_cast<const char*>(p) + elems * dtype_size(t);
 }
@@ -283,120 +198,217 @@ void* at(void* p, int64_t elems, DType t) {
   return static_cast<char*>(p) + elems * dtype_size(t);
 }
 
-void forward_impl(void* ctx, float* probs, const void* q, const void* k, const void* v, const float* mask,
-                  const Resolved& r, DType dt, const DropoutSite& drop, void* saved_pd) {
-  const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
-  const int64_t* lens = key_lengths(mask, r);
-  // scores = alpha * Q K^T (first L keys), straight into probs.
-  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
-    Gemm g = heads_gemm(r, r.T, L, r.HS, dt, DType::f32);
-    g.batch_outer = nb;
-    rows_a(g, r, r.ldq);
-    rows_b(g, r, r.ldq);
-    g.trans_b = true;
-    tt_c(g, r);
-    g.alpha = alpha;
-    gemm(g, at(q, b0 * r.T * r.ldq, dt), at(k, b0 * r.T * r.ldq, dt), probs + b0 * r.NH * r.TT);
-  });
+// One attention problem: a padded batch, or one sequence of a packed batch seen as a batch of one (r.T its
+// length). Pointers are offset to the problem's first row and its first probability block.
+struct Problem {
+  Resolved r;
+  const int64_t* lens = nullptr;  // [r.B] keys attended per sequence; null: every sequence attends len_one
+  int64_t len_one = 0;
+  const float* mask = nullptr;  // [r.B, T] or null
+  DropoutSite drop;
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  void* ctx = nullptr;
+  float* probs = nullptr;
+  void* saved_pd = nullptr;
+  // Backward: gradients (f32, row stride r.ldq), dctx and its copy in the matmul type (row stride ld_dctx).
+  float *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  const void* dctx_mm = nullptr;
+  int64_t ld_dctx = 0;
+  int64_t keys(int64_t b) const { return lens ? lens[b] : len_one; }
+};
+
+// The products of `heads` consecutive heads of one sequence: batched over the heads (head stride HS in the
+// row layout, TT between score matrices), on one thread, the exact shape (key lengths are few per run).
+Gemm heads_gemm(int64_t heads, int64_t M, int64_t N, int64_t K, DType ab, DType c) {
+  Gemm g;
+  g.batch = heads;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.a_type = g.b_type = ab;
+  g.c_type = c;
+  g.quantize_shape = false;
+  return g;
+}
+
+// A task's heads: as many of one sequence's heads as keep their [T, T] f32 scores within kTaskScores floats
+// (one at BERT's 384 or 512 tokens, 4 at 128, all 12 below ~70), so that short sequences do not pay a
+// product call per head and long ones keep a task's scores in its core's cache.
+constexpr int64_t kTaskScores = 1 << 16;
+
+int64_t heads_per_task(const Resolved& r) {
+  return std::clamp<int64_t>(kTaskScores / std::max<int64_t>(r.TT, 1), 1, r.NH);
+}
+
+// Runs fn(problem, b, h0, heads) over every problem's sequences b and groups of heads [h0, h0 + heads), in
+// parallel: a task's scores, probabilities and products stay in its core's cache from the first product to
+// the last, where per-phase passes over the whole batch (28 MB of scores at BERT-base QA shapes) went
+// through memory between phases. A task writes its own heads' columns of its own sequence's rows only, so
+// backward's dQ / dK / dV need no reduction, and every product runs on one thread, so the result does not
+// depend on the thread count.
+struct HeadTask {
+  int32_t problem;
+  int32_t heads;
+  int64_t b, h0;
+};
+
+template <class Fn>
+void for_each_head_group(const std::vector<Problem>& problems, Fn&& fn) {
+  thread_local std::vector<HeadTask> tasks;
+  tasks.clear();
+  for (size_t p = 0; p < problems.size(); ++p) {
+    const Resolved& r = problems[p].r;
+    const int64_t hg = heads_per_task(r);
+    for (int64_t b = 0; b < r.B; ++b)
+      for (int64_t h0 = 0; h0 < r.NH; h0 += hg)
+        tasks.push_back({static_cast<int32_t>(p), static_cast<int32_t>(std::min(hg, r.NH - h0)), b, h0});
+  }
+  const HeadTask* tp = tasks.data();
+  const int64_t n = static_cast<int64_t>(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < n; ++i)
+    fn(problems[static_cast<size_t>(tp[i].problem)], tp[i].b, tp[i].h0, static_cast<int64_t>(tp[i].heads));
+}
+
+template <class TD>
+void forward_heads(const Problem& P, int64_t b, int64_t h0, int64_t nh, DType dt, float alpha) {
+  const Resolved& r = P.r;
+  const int64_t T = r.T, L = P.keys(b), bh0 = b * r.NH + h0;
+  const int64_t off = b * T * r.ldq + h0 * r.HS;
+  // scores = alpha * Q K^T over the first L keys, straight into probs.
+  float* S = P.probs + bh0 * r.TT;
+  Gemm g = heads_gemm(nh, T, L, r.HS, dt, DType::f32);
+  g.lda = g.ldb = r.ldq;
+  g.stride_a = g.stride_b = r.HS;
+  g.trans_b = true;
+  g.ldc = T;
+  g.stride_c = r.TT;
+  g.alpha = alpha;
+  gemm(g, at(P.q, off, dt), at(P.k, off, dt), S);
   // Pd: a separate buffer unless f32 without dropout (then probs itself feeds the context product).
-  const bool separate = dt == DType::bf16 || drop.p > 0.0f;
-  void* pd = probs;
-  if (separate) pd = saved_pd ? saved_pd : t_pd.get(r.B * r.NH * r.TT * dtype_size(dt));
-  if (!separate)
-    softmax_rows<float>(probs, nullptr, mask, lens, r, drop);
-  else if (dt == DType::f32)
-    softmax_rows(probs, static_cast<float*>(pd), mask, lens, r, drop);
-  else
-    softmax_rows(probs, static_cast<bf16*>(pd), mask, lens, r, drop);
+  const bool separate = dt == DType::bf16 || P.drop.p > 0.0f;
+  TD* pd = nullptr;
+  if (separate)
+    pd = P.saved_pd ? static_cast<TD*>(P.saved_pd) + bh0 * r.TT
+                    : static_cast<TD*>(t_pd.get(nh * r.TT * static_cast<int64_t>(sizeof(TD))));
+  const float* mask_b = P.mask ? P.mask + b * T : nullptr;
+  for (int64_t i = 0; i < nh * T; ++i)
+    softmax_row(S + i * T, pd ? pd + i * T : nullptr, mask_b, bh0 * T + i, L, r, P.drop);
   // ctx = Pd V over the first L keys.
-  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
-    Gemm g = heads_gemm(r, r.T, r.HS, L, dt, dt);
-    g.batch_outer = nb;
-    tt_a(g, r);
-    rows_b(g, r, r.ldq);
-    rows_c(g, r, r.ldc);
-    gemm(g, at(pd, b0 * r.NH * r.TT, dt), at(v, b0 * r.T * r.ldq, dt), at(ctx, b0 * r.T * r.ldc, dt));
+  Gemm c = heads_gemm(nh, T, r.HS, L, dt, dt);
+  c.lda = T;
+  c.stride_a = r.TT;
+  c.ldb = r.ldq;
+  c.stride_b = r.HS;
+  c.ldc = r.ldc;
+  c.stride_c = r.HS;
+  gemm(c, pd ? static_cast<const void*>(pd) : S, at(P.v, off, dt), at(P.ctx, b * T * r.ldc + h0 * r.HS, dt));
+}
+
+template <class TD>
+void backward_heads(const Problem& P, int64_t b, int64_t h0, int64_t nh, DType dt, float alpha) {
+  const Resolved& r = P.r;
+  const int64_t T = r.T, L = P.keys(b), bh0 = b * r.NH + h0;
+  const int64_t off = b * T * r.ldq + h0 * r.HS;
+  const void* dctx_h = at(P.dctx_mm, b * T * P.ld_dctx + h0 * r.HS, dt);
+  const float* probs = P.probs + bh0 * r.TT;
+  // dPd = dctx V^T  [nh, T, L] f32 (row stride T)
+  float* dpd = static_cast<float*>(t_dpd.get(nh * r.TT * 4));
+  Gemm g = heads_gemm(nh, T, L, r.HS, dt, DType::f32);
+  g.lda = P.ld_dctx;
+  g.ldb = r.ldq;
+  g.stride_a = g.stride_b = r.HS;
+  g.trans_b = true;
+  g.ldc = T;
+  g.stride_c = r.TT;
+  gemm(g, dctx_h, at(P.v, off, dt), dpd);
+  // dV[first L keys] += Pd^T dctx (later keys have Pd = 0 and get nothing).
+  const bool separate = dt == DType::bf16 || P.drop.p > 0.0f;
+  TD* pd = nullptr;  // f32 without dropout: probs themselves
+  if constexpr (std::is_same_v<TD, float>) pd = const_cast<float*>(probs);
+  if (separate && P.saved_pd) {
+    pd = static_cast<TD*>(P.saved_pd) + bh0 * r.TT;
+  } else if (separate) {
+    pd = static_cast<TD*>(t_pd.get(nh * r.TT * static_cast<int64_t>(sizeof(TD))));
+    for (int64_t i = 0; i < nh * T; ++i) dropped_row(pd + i * T, probs + i * T, bh0 * T + i, L, r, P.drop);
+  }
+  Gemm v = heads_gemm(nh, L, r.HS, T, dt, DType::f32);
+  v.trans_a = true;
+  v.lda = T;
+  v.stride_a = r.TT;
+  v.ldb = P.ld_dctx;
+  v.ldc = r.ldq;
+  v.stride_b = v.stride_c = r.HS;
+  v.accumulate = true;
+  gemm(v, pd, dctx_h, P.dv + off);
+  // dS (alpha folded in): f32 in place over dPd, or in the matmul type over Pd (no longer needed).
+  const float scale = 1.0f / (1.0f - P.drop.p);
+  const TD* keep = P.drop.p > 0.0f ? pd : nullptr;
+  TD* ds;
+  if constexpr (std::is_same_v<TD, float>)
+    ds = dpd;
+  else
+    ds = pd;
+  for (int64_t i = 0; i < nh * T; ++i)
+    softmax_backward_row(ds + i * T, dpd + i * T, probs + i * T, keep ? keep + i * T : nullptr, L, scale,
+                         alpha);
+  // dQ += dS K ; dK[first L keys] += dS^T Q
+  Gemm dq = heads_gemm(nh, T, r.HS, L, dt, DType::f32);
+  dq.lda = T;
+  dq.stride_a = r.TT;
+  dq.ldb = dq.ldc = r.ldq;
+  dq.stride_b = dq.stride_c = r.HS;
+  dq.accumulate = true;
+  gemm(dq, ds, at(P.k, off, dt), P.dq + off);
+  Gemm dk = heads_gemm(nh, L, r.HS, T, dt, DType::f32);
+  dk.trans_a = true;
+  dk.lda = T;
+  dk.stride_a = r.TT;
+  dk.ldb = dk.ldc = r.ldq;
+  dk.stride_b = dk.stride_c = r.HS;
+  dk.accumulate = true;
+  gemm(dk, ds, at(P.q, off, dt), P.dk + off);
+}
+
+void run_forward(const std::vector<Problem>& problems, DType dt, int64_t HS) {
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
+  for_each_head_group(problems, [&](const Problem& P, int64_t b, int64_t h0, int64_t nh) {
+    if (dt == DType::f32)
+      forward_heads<float>(P, b, h0, nh, dt, alpha);
+    else
+      forward_heads<bf16>(P, b, h0, nh, dt, alpha);
   });
 }
 
-void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
-                   const void* v, const float* probs, const float* mask, const Resolved& r, DType dt,
-                   const DropoutSite& drop, void* saved_pd) {
-  const float alpha = 1.0f / std::sqrt(static_cast<float>(r.HS));
-  const int64_t n_tt = r.B * r.NH * r.TT;
-  const int64_t* lens = key_lengths(mask, r);
-  // dctx in the matmul type.
-  const void* dctx_mm = dctx;
-  int64_t ld_dctx = r.ldc;
-  if (dt == DType::bf16) {
-    bf16* tmp = static_cast<bf16*>(t_dctx.get(r.B * r.T * r.H * 2));
-#pragma omp parallel for schedule(static) if (r.B * r.T * r.H > 16384)
-    for (int64_t row = 0; row < r.B * r.T; ++row) f32_to_bf16(dctx + row * r.ldc, tmp + row * r.H, r.H);
-    dctx_mm = tmp;
-    ld_dctx = r.H;
-  }
-  // dPd = dctx V^T  [B, NH, T, L] f32 (row stride T)
-  float* dpd = static_cast<float*>(t_dpd.get(n_tt * 4));
-  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
-    Gemm g = heads_gemm(r, r.T, L, r.HS, dt, DType::f32);
-    g.batch_outer = nb;
-    rows_a(g, r, ld_dctx);
-    rows_b(g, r, r.ldq);
-    g.trans_b = true;
-    tt_c(g, r);
-    gemm(g, at(dctx_mm, b0 * r.T * ld_dctx, dt), at(v, b0 * r.T * r.ldq, dt), dpd + b0 * r.NH * r.TT);
-  });
-  // dV[first L keys] += Pd^T dctx (later keys have Pd = 0 and get nothing).
-  const bool separate = dt == DType::bf16 || drop.p > 0.0f;
-  void* pd = const_cast<float*>(probs);
-  if (separate && saved_pd) {
-    pd = saved_pd;
-  } else if (separate) {
-    pd = t_pd.get(n_tt * dtype_size(dt));
+// dctx in the matmul type: bf16 rows (row stride H) in a per-call scratch, or dctx itself.
+const void* dctx_in_matmul_type(const float* dctx, int64_t rows, int64_t H, int64_t ldc, DType dt,
+                                int64_t& ld_out) {
+  ld_out = ldc;
+  if (dt == DType::f32) return dctx;
+  bf16* tmp = static_cast<bf16*>(t_dctx.get(rows * H * 2));
+#pragma omp parallel for schedule(static) if (rows * H > 16384)
+  for (int64_t row = 0; row < rows; ++row) f32_to_bf16(dctx + row * ldc, tmp + row * H, H);
+  ld_out = H;
+  return tmp;
+}
+
+void run_backward(const std::vector<Problem>& problems, DType dt, int64_t HS) {
+  const float alpha = 1.0f / std::sqrt(static_cast<float>(HS));
+  for_each_head_group(problems, [&](const Problem& P, int64_t b, int64_t h0, int64_t nh) {
     if (dt == DType::f32)
-      dropped_probs(static_cast<float*>(pd), probs, lens, r, drop);
+      backward_heads<float>(P, b, h0, nh, dt, alpha);
     else
-      dropped_probs(static_cast<bf16*>(pd), probs, lens, r, drop);
-  }
-  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
-    Gemm g = heads_gemm(r, L, r.HS, r.T, dt, DType::f32);
-    g.batch_outer = nb;
-    tt_a(g, r);
-    g.trans_a = true;
-    rows_b(g, r, ld_dctx);
-    rows_c(g, r, r.ldq);
-    g.accumulate = true;
-    gemm(g, at(pd, b0 * r.NH * r.TT, dt), at(dctx_mm, b0 * r.T * ld_dctx, dt), dv + b0 * r.T * r.ldq);
+      backward_heads<bf16>(P, b, h0, nh, dt, alpha);
   });
-  // dS (alpha folded in): f32 in place over dPd, or bf16 into the Pd scratch (Pd is no longer needed).
-  void* ds;
-  if (dt == DType::f32) {
-    softmax_backward_rows(dpd, dpd, probs, drop.p > 0.0f ? static_cast<const float*>(pd) : nullptr, lens, r,
-                          drop.p, alpha);
-    ds = dpd;
-  } else {
-    bf16* pdb = static_cast<bf16*>(pd);
-    softmax_backward_rows(pdb, dpd, probs, drop.p > 0.0f ? pdb : nullptr, lens, r, drop.p, alpha);
-    ds = pd;
-  }
-  // dQ += dS K ; dK[first L keys] += dS^T Q
-  for_each_group(lens, r.B, [&](int64_t b0, int64_t nb, int64_t L) {
-    Gemm g = heads_gemm(r, r.T, r.HS, L, dt, DType::f32);
-    g.batch_outer = nb;
-    tt_a(g, r);
-    rows_b(g, r, r.ldq);
-    rows_c(g, r, r.ldq);
-    g.accumulate = true;
-    gemm(g, at(ds, b0 * r.NH * r.TT, dt), at(k, b0 * r.T * r.ldq, dt), dq + b0 * r.T * r.ldq);
-    Gemm h = heads_gemm(r, L, r.HS, r.T, dt, DType::f32);
-    h.batch_outer = nb;
-    tt_a(h, r);
-    h.trans_a = true;
-    rows_b(h, r, r.ldq);
-    rows_c(h, r, r.ldq);
-    h.accumulate = true;
-    gemm(h, at(ds, b0 * r.NH * r.TT, dt), at(q, b0 * r.T * r.ldq, dt), dk + b0 * r.T * r.ldq);
-  });
+}
+
+Problem padded_problem(const AttentionDims& d, const float* mask, const DropoutSite& drop) {
+  Problem P;
+  P.r = resolve(d);
+  P.lens = key_lengths(mask, P.r);
+  P.mask = mask;
+  P.drop = drop;
+  return P;
 }
 
 }  // namespace
@@ -404,17 +416,32 @@ void backward_impl(float* dq, float* dk, float* dv, const float* dctx, const voi
 void attention_forward(void* ctx, float* probs, const void* q, const void* k, const void* v,
                        const float* mask, const AttentionDims& d, DType dt, const DropoutSite& drop,
                        void* saved_pd) {
-  const Resolved r = resolve(d);
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  forward_impl(ctx, probs, q, k, v, mask, r, dt, drop, saved_pd);
+  Problem P = padded_problem(d, mask, drop);
+  P.q = q;
+  P.k = k;
+  P.v = v;
+  P.ctx = ctx;
+  P.probs = probs;
+  P.saved_pd = saved_pd;
+  run_forward({P}, dt, P.r.HS);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
                         const void* v, const float* probs, const float* mask, const AttentionDims& d,
                         DType dt, const DropoutSite& drop, void* saved_pd) {
-  const Resolved r = resolve(d);
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  backward_impl(dq, dk, dv, dctx, q, k, v, probs, mask, r, dt, drop, saved_pd);
+  Problem P = padded_problem(d, mask, drop);
+  P.q = q;
+  P.k = k;
+  P.v = v;
+  P.probs = const_cast<float*>(probs);
+  P.saved_pd = saved_pd;
+  P.dq = dq;
+  P.dk = dk;
+  P.dv = dv;
+  P.dctx_mm = dctx_in_matmul_type(dctx, P.r.B * P.r.T, P.r.H, P.r.ldc, dt, P.ld_dctx);
+  run_backward({P}, dt, P.r.HS);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dctx, const void* q, const void* k,
@@ -458,6 +485,26 @@ void for_each_varlen_seq(const int64_t* cu, const AttentionDims& d, const Dropou
   }
 }
 
+// One problem per sequence of a packed batch, every key of it attended.
+std::vector<Problem> varlen_problems(const int64_t* cu, const AttentionDims& d, DType dt,
+                                     const DropoutSite& drop, const void* q, const void* k, const void* v,
+                                     float* probs, void* saved_pd) {
+  std::vector<Problem> ps;
+  for_each_varlen_seq(cu, d, drop, [&](const VarlenSeq& s) {
+    Problem P;
+    P.r = s.r;
+    P.len_one = s.r.T;
+    P.drop = s.drop;
+    P.q = at(q, s.row0 * s.r.ldq, dt);
+    P.k = at(k, s.row0 * s.r.ldq, dt);
+    P.v = at(v, s.row0 * s.r.ldq, dt);
+    P.probs = probs + s.probs0;
+    P.saved_pd = saved_pd ? at(saved_pd, s.probs0, dt) : nullptr;
+    ps.push_back(P);
+  });
+  return ps;
+}
+
 }  // namespace
 
 int64_t varlen_probs_elems(const int64_t* cu_seqlens, int64_t B, int64_t NH) {
@@ -471,23 +518,34 @@ void attention_forward_varlen(void* ctx, float* probs, const void* q, const void
                               const int64_t* cu_seqlens, const AttentionDims& d, DType dt,
                               const DropoutSite& drop, void* saved_pd) {
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
-    forward_impl(at(ctx, s.row0 * s.r.ldc, dt), probs + s.probs0, at(q, s.row0 * s.r.ldq, dt),
-                 at(k, s.row0 * s.r.ldq, dt), at(v, s.row0 * s.r.ldq, dt), nullptr, s.r, dt, s.drop,
-                 saved_pd ? at(saved_pd, s.probs0, dt) : nullptr);
-  });
+  std::vector<Problem> ps = varlen_problems(cu_seqlens, d, dt, drop, q, k, v, probs, saved_pd);
+  int64_t row = 0;
+  for (Problem& P : ps) {
+    P.ctx = at(ctx, row * P.r.ldc, dt);
+    row += P.r.T;
+  }
+  run_forward(ps, dt, d.HS);
 }
 
 void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dctx, const void* q,
                                const void* k, const void* v, const float* probs, const int64_t* cu_seqlens,
                                const AttentionDims& d, DType dt, const DropoutSite& drop, void* saved_pd) {
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
-  for_each_varlen_seq(cu_seqlens, d, drop, [&](const VarlenSeq& s) {
-    backward_impl(dq + s.row0 * s.r.ldq, dk + s.row0 * s.r.ldq, dv + s.row0 * s.r.ldq,
-                  dctx + s.row0 * s.r.ldc, at(q, s.row0 * s.r.ldq, dt), at(k, s.row0 * s.r.ldq, dt),
-                  at(v, s.row0 * s.r.ldq, dt), probs + s.probs0, nullptr, s.r, dt, s.drop,
-                  saved_pd ? at(saved_pd, s.probs0, dt) : nullptr);
-  });
+  std::vector<Problem> ps =
+      varlen_problems(cu_seqlens, d, dt, drop, q, k, v, const_cast<float*>(probs), saved_pd);
+  int64_t ld_dctx = 0;
+  const int64_t H = d.NH * d.HS, ldc = d.ld_ctx ? d.ld_ctx : H;
+  const void* dctx_mm = dctx_in_matmul_type(dctx, cu_seqlens[d.B], H, ldc, dt, ld_dctx);
+  int64_t row = 0;
+  for (Problem& P : ps) {
+    P.dq = dq + row * P.r.ldq;
+    P.dk = dk + row * P.r.ldq;
+    P.dv = dv + row * P.r.ldq;
+    P.dctx_mm = at(dctx_mm, row * ld_dctx, dt);
+    P.ld_dctx = ld_dctx;
+    row += P.r.T;
+  }
+  run_backward(ps, dt, d.HS);
 }
 
 namespace {

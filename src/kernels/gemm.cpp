@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <omp.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/bf16.h"
@@ -456,6 +458,51 @@ void widened(const Gemm& g, const Layout& l, const void* a, const void* b, void*
                [&](int64_t i) { f32_to_bf16(cf + i, cb + i, g.N); });
 }
 
+// Inside a parallel region each thread runs its own products at once: the entry's memory objects (which
+// carry one call's data handles) and the process stream are not shared then; each thread keeps its own
+// memory objects per entry (entries live as long as the process) and its own stream. oneDNN executes a
+// primitive on the calling thread alone inside a parallel region (it limits its thread count to the current
+// team's, 1 for a nested region).
+struct ThreadArgs {
+  std::unordered_map<int, dnnl::memory> args;
+  dnnl::memory a, b, c, bias, residual, scratch;
+};
+
+void execute_concurrently(const Entry& e, const Gemm& g, const void* a, const void* b, void* c) {
+  auto& rt = runtime();
+  thread_local dnnl::stream stream{rt.engine};
+  thread_local std::unordered_map<const Entry*, ThreadArgs> mine;
+  auto [it, fresh] = mine.try_emplace(&e);
+  ThreadArgs& t = it->second;
+  if (fresh) {
+    t.a = dnnl::memory(e.a.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+    t.b = dnnl::memory(e.b.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+    t.c = dnnl::memory(e.c.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+    t.args = {{DNNL_ARG_SRC, t.a}, {DNNL_ARG_WEIGHTS, t.b}, {DNNL_ARG_DST, t.c}};
+    if (g.bias) {
+      t.bias = dnnl::memory(e.bias.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+      t.args.emplace(DNNL_ARG_BIAS, t.bias);
+    }
+    if (g.residual) {
+      t.residual = dnnl::memory(e.residual.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+      const int post_op = (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0);
+      t.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, t.residual);
+    }
+    if (e.scratch_bytes > 0) {
+      t.scratch = dnnl::memory(e.scratch.get_desc(), rt.engine, DNNL_MEMORY_NONE);
+      t.args.emplace(DNNL_ARG_SCRATCHPAD, t.scratch);
+    }
+  }
+  t.a.set_data_handle(const_cast<void*>(a));
+  t.b.set_data_handle(const_cast<void*>(b));
+  t.c.set_data_handle(c);
+  if (g.bias) t.bias.set_data_handle(const_cast<float*>(g.bias));
+  if (g.residual) t.residual.set_data_handle(const_cast<float*>(g.residual));
+  if (e.scratch_bytes > 0) t.scratch.set_data_handle(t_scratchpad.get(e.scratch_bytes));
+  e.prim.execute(stream, t.args);
+  stream.wait();
+}
+
 }  // namespace
 
 void gemm(const Gemm& g, const void* a, const void* b, void* c) {
@@ -476,7 +523,7 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     widened(g, l, a, b, c);
     return;
   }
-  if (g.batch == 1 && g.batch_outer == 1) {
+  if (g.batch == 1 && g.batch_outer == 1 && g.quantize_shape) {
     if (g.M > kQuantum && g.M % kQuantum != 0) {  // rows are independent: the bulk, then the tail
       Gemm top = g;
       top.M = g.M / kQuantum * kQuantum;
@@ -515,6 +562,10 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     return;
   }
   Entry& e = get_entry(g, l);
+  if (omp_in_parallel()) {
+    execute_concurrently(e, g, a, b, c);
+    return;
+  }
   auto& rt = runtime();
   std::lock_guard<std::mutex> lock(e.mu);
   e.a.set_data_handle(const_cast<void*>(a));

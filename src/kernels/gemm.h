@@ -37,12 +37,19 @@ struct Gemm {
   // above.
   int64_t batch_outer = 1;
   int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
+  // Unbatched products whose M or K is not a multiple of 64 normally run as the multiple-of-64 part plus a
+  // zero-padded copy of the rest, so that token counts that change every step do not create a primitive
+  // each (gemm.cpp). false: one primitive for this exact shape, for callers whose shapes are few already
+  // (attention's per-head products, one set per key length).
+  bool quantize_shape = true;
 };
 
 // Runs the product; throws ct::Error on a descriptor that is inconsistent (negative sizes, ld < row length,
 // ...). Where oneDNN has no bf16 matmul (bf16_matmul_supported() false: AVX2-only CPUs with oneDNN 2.x), a
 // bf16 product runs widened to f32 with the same arithmetic (see gemm.cpp), at f32 speed.
-// Thread-safe: the primitive cache is shared and locked; execution uses oneDNN's OpenMP threads.
+// Thread-safe: the primitive cache is shared and locked; execution uses oneDNN's OpenMP threads, or, called
+// inside an OpenMP parallel region, the calling thread alone (so that threads can run products of their own
+// side by side, e.g. one attention head each).
 void gemm(const Gemm& g, const void* a, const void* b, void* c);
 
 // What gemm() runs for a bf16 product where oneDNN has no bf16 matmul: operands widened to f32, one rounding

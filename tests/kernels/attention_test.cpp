@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include <omp.h>
+
 #include "core/error.h"
 #include "test_util.h"
 
@@ -458,6 +460,87 @@ TEST(Attention, FullyMaskedSequenceAttendsUniformlyLikeHf) {
   attention_forward(ctx.data(), probs.data(), f.qkv.data(), f.qkv.data() + H, f.qkv.data() + 2 * H,
                     f.mask.data(), f.d, DType::f32, DropoutSite{});
   for (int64_t i = NH * T * T; i < B * NH * T * T; ++i) EXPECT_FLOAT_EQ(probs[i], 1.0f / T);
+}
+
+// The per-(sequence, head) tasks group a sequence's heads while their scores stay small: every head alone at
+// T = 260 (its [T, T] scores exceed a task's budget), two and then one at T = 150 (three heads), all three at
+// T = 40. Each matches the reference (padded keys skipped on one sequence, dropout on), and since every
+// product runs on one thread, 1 and 3 threads give the same bits, f32 and bf16, padded and packed.
+TEST(Attention, HeadTasksOfEverySizeMatchTheReferenceAtAnyThreadCount) {
+  constexpr int64_t b = 2, nh = 3, hs = 8, h = nh * hs;
+  for (int64_t t : {260, 150, 40}) {
+    SCOPED_TRACE("T = " + std::to_string(t));
+    AttentionDims d{b, t, nh, hs, 3 * h, h};
+    auto qkv = test::randn(b * t * 3 * h, 41 + t);
+    std::vector<float> mask(b * t, 1.0f);
+    for (int64_t j = t / 3; j < t; ++j) mask[1 * t + j] = 0.0f;
+    std::vector<float> q(b * t * h), k(b * t * h), v(b * t * h);
+    for (int64_t row = 0; row < b * t; ++row)
+      for (int64_t c = 0; c < h; ++c) {
+        q[row * h + c] = qkv[row * 3 * h + c];
+        k[row * h + c] = qkv[row * 3 * h + h + c];
+        v[row * h + c] = qkv[row * 3 * h + 2 * h + c];
+      }
+    const DropoutSite drop{0.2f, 13, 2, 500};
+    std::vector<float> ctx(b * t * h), probs(b * nh * t * t), ctx_r(b * t * h), probs_r(b * nh * t * t);
+    attention_forward(ctx.data(), probs.data(), qkv.data(), qkv.data() + h, qkv.data() + 2 * h, mask.data(),
+                      d, DType::f32, drop);
+    attention_forward_reference(ctx_r.data(), probs_r.data(), q.data(), k.data(), v.data(), mask.data(), d,
+                                drop);
+    test::expect_close(ctx, ctx_r, 1e-5, 1e-4, "ctx");
+    test::expect_close(probs, probs_r, 1e-6, 1e-4, "probs");
+    auto r = test::randn(b * t * h, 43 + t);
+    std::vector<float> dq(b * t * h), dk(b * t * h), dv(b * t * h), dqkv(b * t * 3 * h, 0.0f);
+    attention_backward_reference(dq.data(), dk.data(), dv.data(), r.data(), q.data(), k.data(), v.data(),
+                                 probs_r.data(), d, drop);
+    attention_backward(dqkv.data(), dqkv.data() + h, dqkv.data() + 2 * h, r.data(), qkv.data(),
+                       qkv.data() + h, qkv.data() + 2 * h, probs.data(), mask.data(), d, DType::f32, drop);
+    for (int64_t row = 0; row < b * t; ++row)
+      for (int64_t c = 0; c < h; ++c) {
+        ASSERT_NEAR(dqkv[row * 3 * h + c], dq[row * h + c], 1e-5 + 1e-4 * std::fabs(dq[row * h + c]));
+        ASSERT_NEAR(dqkv[row * 3 * h + h + c], dk[row * h + c], 1e-5 + 1e-4 * std::fabs(dk[row * h + c]));
+        ASSERT_NEAR(dqkv[row * 3 * h + 2 * h + c], dv[row * h + c], 1e-5 + 1e-4 * std::fabs(dv[row * h + c]));
+      }
+    // Thread-count invariance, bit for bit.
+    const std::vector<int64_t> cu = {0, t, t + t / 3};
+    for (DType dt : {DType::f32, DType::bf16})
+      for (bool packed : {false, true}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + (packed ? " packed" : " padded"));
+        const int64_t rows = packed ? cu[2] : b * t;
+        auto x = random_qkv(dt, rows, h, 47);
+        const size_t es = static_cast<size_t>(dtype_size(dt));
+        const void* xq = x.data();
+        const void* xk = x.data() + h * es;
+        const void* xv = x.data() + 2 * h * es;
+        const int64_t np = packed ? varlen_probs_elems(cu.data(), b, nh) : b * nh * t * t;
+        auto dout = test::randn(rows * h, 48);
+        auto run = [&](int threads) {
+          const int saved = omp_get_max_threads();
+          omp_set_num_threads(threads);
+          std::vector<char> out(static_cast<size_t>(rows * h) * es);
+          std::vector<float> pr(np), grad(rows * 3 * h, 0.0f);
+          if (packed) {
+            attention_forward_varlen(out.data(), pr.data(), xq, xk, xv, cu.data(), d, dt, drop);
+            attention_backward_varlen(grad.data(), grad.data() + h, grad.data() + 2 * h, dout.data(), xq, xk,
+                                      xv, pr.data(), cu.data(), d, dt, drop);
+          } else {
+            attention_forward(out.data(), pr.data(), xq, xk, xv, mask.data(), d, dt, drop);
+            attention_backward(grad.data(), grad.data() + h, grad.data() + 2 * h, dout.data(), xq, xk, xv,
+                               pr.data(), mask.data(), d, dt, drop);
+          }
+          omp_set_num_threads(saved);
+          std::vector<char> all(out);
+          all.insert(all.end(), reinterpret_cast<const char*>(pr.data()),
+                     reinterpret_cast<const char*>(pr.data() + pr.size()));
+          all.insert(all.end(), reinterpret_cast<const char*>(grad.data()),
+                     reinterpret_cast<const char*>(grad.data() + grad.size()));
+          return all;
+        };
+        const auto one = run(1), three = run(3);
+        ASSERT_EQ(one.size(), three.size());
+        EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size()), 0) << "1 and 3 threads differ";
+      }
+  }
 }
 
 TEST(Attention, BadDimsThrow) {

@@ -375,6 +375,39 @@ TEST(Gemm, ConcurrentCallersShareTheCacheSafely) {
   EXPECT_EQ(ok, (std::vector<int>{1, 1, 1, 1}));
 }
 
+// Inside an OpenMP parallel region every thread runs whole products of its own (attention's per-head tasks):
+// the same descriptors at once on different buffers, with bias and accumulate, and an exact-shape product
+// (quantize_shape off, M and K not multiples of 64), each equal to the reference on every thread.
+TEST(Gemm, ProductsInsideAParallelRegionRunOnTheirThreadAlone) {
+  constexpr int kThreads = 3, kTasks = 12;
+  std::vector<int> ok(kTasks, 0);
+#pragma omp parallel for num_threads(kThreads) schedule(dynamic, 1)
+  for (int t = 0; t < kTasks; ++t) {
+    Gemm g;
+    g.M = t % 2 ? 70 : 64;
+    g.N = 24;
+    g.K = t % 3 ? 96 : 67;
+    g.quantize_shape = t % 4 != 0;
+    auto a = randn(g.M * g.K, 60 + t), b = randn(g.K * g.N, 70 + t), bias = randn(g.N, 80 + t);
+    if (t % 2) g.bias = bias.data();
+    std::vector<float> c(g.M * g.N), want(g.M * g.N);
+    gemm_reference(g, a.data(), b.data(), want.data());
+    bool good = true;
+    for (int rep = 0; rep < 20; ++rep) {
+      gemm(g, a.data(), b.data(), c.data());
+      for (size_t i = 0; i < c.size(); ++i) good = good && std::fabs(c[i] - want[i]) < 1e-3;
+    }
+    Gemm acc = g;  // C += A B on top of the last result
+    acc.bias = nullptr;
+    acc.accumulate = true;
+    gemm(acc, a.data(), b.data(), c.data());
+    gemm_reference(acc, a.data(), b.data(), want.data());
+    for (size_t i = 0; i < c.size(); ++i) good = good && std::fabs(c[i] - want[i]) < 2e-3;
+    ok[t] = good;
+  }
+  EXPECT_EQ(ok, std::vector<int>(kTasks, 1));
+}
+
 TEST(Gemm, BadDescriptorsThrow) {
   std::vector<float> a(64), b(64), c(64);
   Gemm g;
