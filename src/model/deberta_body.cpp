@@ -63,7 +63,7 @@ struct Act {
 
 struct Operand {
   const void* p;
-  int64_t ld, stride;
+  int64_t ld;
   bool trans;
 };
 
@@ -105,11 +105,11 @@ kernels::DropoutSite attn_row_site(const kernels::DropoutSite& site, int64_t b, 
   return rs;
 }
 
-// C[h] (+)= alpha * op(A[h]) op(B[h]) for h < batch: the per-head products, operands both of `dt`, C f32.
-void bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const Operand& a, const Operand& b, float* c,
-         int64_t ldc, int64_t stride_c, DType dt, float alpha, bool accumulate) {
+// C (+)= alpha * op(A) op(B) for one head on the calling thread (inside a per-head task), the exact shape: a
+// run has few sequence lengths.
+void head_mm(int64_t M, int64_t N, int64_t K, const Operand& a, const Operand& b, float* c, int64_t ldc,
+             DType dt, float alpha, bool accumulate = false) {
   kernels::Gemm g;
-  g.batch = batch;
   g.M = M;
   g.N = N;
   g.K = K;
@@ -118,13 +118,22 @@ void bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const Operand& a, const
   g.lda = a.ld;
   g.ldb = b.ld;
   g.ldc = ldc;
-  g.stride_a = a.stride;
-  g.stride_b = b.stride;
-  g.stride_c = stride_c;
   g.a_type = g.b_type = dt;
   g.alpha = alpha;
   g.accumulate = accumulate;
+  g.quantize_shape = false;
   kernels::gemm(g, a.p, b.p, c);
+}
+
+// A task's own scratch: its head's position terms (forward) or their gradients (backward), dropped
+// probabilities and score gradients, and their bf16 copies.
+thread_local std::vector<float> t_c2p, t_p2c, t_pd, t_ds;
+thread_local std::vector<bf16> t_pd_b, t_ds_b, t_c2p_b, t_p2c_b;
+
+template <class V>
+typename V::value_type* grown(V& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
 }
 
 }  // namespace
@@ -162,8 +171,8 @@ struct EncoderModel::DebertaState {
   std::vector<float> rel_mean, rel_rstd;
   std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
-  std::vector<float> c2p, p2c, pd, ds, dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
-  std::vector<bf16> pd_b, ds_b, c2p_b, p2c_b, dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
+  std::vector<float> dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
+  std::vector<bf16> dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
 
   int64_t rows(int64_t b) const { return cu.empty() ? T : cu[b + 1] - cu[b]; }
   int64_t row0(int64_t b) const { return cu.empty() ? b * T : cu[b]; }
@@ -190,8 +199,8 @@ int64_t EncoderModel::deberta_bytes() const {
     for (const auto* v : {&l.probs, &l.res1, &l.mean1, &l.rstd1, &l.inter, &l.res2, &l.mean2, &l.rstd2})
       add(*v);
   }
-  for (const auto* v : {&s.c2p, &s.p2c, &s.pd, &s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr,
-                        &s.dqr, &s.drel, &s.drel_total, &s.demb, &s.emb_pre})
+  for (const auto* v : {&s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr, &s.dqr, &s.drel,
+                        &s.drel_total, &s.demb, &s.emb_pre})
     add(*v);
   act(s.emb_sum);
   act(s.rel);
@@ -201,10 +210,6 @@ int64_t EncoderModel::deberta_bytes() const {
 namespace {
 
 constexpr float kLowest = -std::numeric_limits<float>::max();
-
-// The forward's [heads, L, L] passes (bias, softmax, dropout) run over (head, block of rows) tasks, not heads
-// alone: twelve heads would leave four of sixteen cores idle. Sixteen rows of 512 scores are 32 KB.
-constexpr int64_t kRowsPerTask = 16;
 
 }  // namespace
 
@@ -341,11 +346,6 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     s.probs_off[b] = probs_elems;
     probs_elems += NH * s.rows(b) * s.rows(b);
   }
-  const int64_t pos_elems = NH * (T * std::min<int64_t>(2 * T - 1, R) + R);
-  if (c2p) s.c2p.resize(static_cast<size_t>(pos_elems));
-  if (p2c) s.p2c.resize(static_cast<size_t>(pos_elems));
-  s.pd.resize(static_cast<size_t>(NH * T * T));
-  if (lowp) s.pd_b.resize(static_cast<size_t>(NH * T * T));
   s.dres.resize(static_cast<size_t>(N * H));
 
   for (int64_t l = 0; l < L; ++l) {
@@ -391,77 +391,69 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     a.probs.resize(static_cast<size_t>(probs_elems));
     a.ctx.resize(N * H, lowp);
     const kernels::DropoutSite attn_site = site(p_attn, sid);
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t r0 = s.row0(b), len = s.rows(b);
-      const int64_t q_off = r0 * 3 * H;
-      float* S = a.probs.data() + s.probs_off[b];
-      bmm(NH, len, len, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
-          {a.qkv.mm(lowp, q_off + H), 3 * H, D, true}, S, len, len * len, dt, inv_scale, false);
-      int64_t lo_row = 0, W = 0, ldp = 0;
-      const kernels::DisentangledPlan* plan = nullptr;
-      if (rel && (c2p || p2c)) {
-        plan = &s.plans.at(len);
-        lo_row = plan->lo;
-        W = plan->hi - plan->lo + 1;
-        ldp = len * W + lo_row;
-        if (c2p)
-          bmm(NH, len, W, D, {a.qkv.mm(lowp, q_off), 3 * H, D, false},
-              {a.kr.mm(lowp, lo_row * H), H, D, true}, s.c2p.data() + lo_row, W, ldp, dt, 1.0f, false);
-        if (p2c)
-          bmm(NH, len, W, D, {a.qkv.mm(lowp, q_off + H), 3 * H, D, false},
-              {a.qr.mm(lowp, lo_row * H), H, D, true}, s.p2c.data() + lo_row, W, ldp, dt, 1.0f, false);
-      }
-      const float* m = s.mask.empty() ? nullptr : s.mask.data() + r0;
-      // P V reads dropout(probs): f32 rows of s.pd, bf16 rows of s.pd_b, or the probabilities themselves.
-      const bool drop = attn_site.p > 0.0f;
-      float* pd = drop && !lowp ? s.pd.data() : nullptr;
-      bf16* pd_b = lowp ? s.pd_b.data() : nullptr;
-      const int64_t blocks = (len + kRowsPerTask - 1) / kRowsPerTask;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t h = 0; h < NH; ++h)
-        for (int64_t blk = 0; blk < blocks; ++blk) {
-          const int64_t i0 = blk * kRowsPerTask, i1 = std::min(len, i0 + kRowsPerTask);
-          float* Sh = S + h * len * len;
-          if (rel && (c2p || p2c))
-            kernels::disentangled_bias_forward(Sh, len, c2p ? s.c2p.data() + h * ldp : nullptr,
-                                               p2c ? s.p2c.data() + h * ldp : nullptr, W, *plan, inv_scale,
-                                               i0, i1);
-          // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
-          // bf16 copy) follows its softmax while the row is in cache.
-          for (int64_t i = i0; i < i1; ++i) {
-            float* row = Sh + i * len;
-            if (m && m[i] == 0.0f) {
-              std::fill(row, row + len, 0.0f);
-            } else {
-              // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
-              if (m) {
-#pragma omp simd
-                for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
-              }
-              float mx = kLowest;
-#pragma omp simd reduction(max : mx)
-              for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
-              float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-              for (int64_t j = 0; j < len; ++j) {
-                row[j] = kernels::fast_exp(row[j] - mx);
-                sum += row[j];
-              }
-              const float inv = 1.0f / sum;
-#pragma omp simd
-              for (int64_t j = 0; j < len; ++j) row[j] *= inv;
-            }
-            const int64_t o = (h * len + i) * len;
-            if (pd || pd_b)
-              dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, row, len,
-                          attn_row_site(attn_site, b, h, i, NH, T));
-          }
+    // One task per (sequence, head), its products on its own thread: the head's scores, position terms and
+    // probabilities stay in its core's caches from the first product to the last (per-sequence passes over
+    // [heads, L, L] went through memory between phases), and a batch gives B x heads tasks, not twelve.
+    const bool drop = attn_site.p > 0.0f, pos = rel && (c2p || p2c);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < NH; ++h) {
+        const int64_t r0 = s.row0(b), len = s.rows(b);
+        const int64_t q_off = r0 * 3 * H + h * D;
+        float* Sh = a.probs.data() + s.probs_off[b] + h * len * len;
+        head_mm(len, len, D, {a.qkv.mm(lowp, q_off), 3 * H, false}, {a.qkv.mm(lowp, q_off + H), 3 * H, true},
+                Sh, len, dt, inv_scale);
+        if (pos) {
+          const kernels::DisentangledPlan& plan = s.plans.at(len);
+          const int64_t lo_row = plan.lo, W = plan.hi - plan.lo + 1, ldp = len * W + lo_row;
+          // The position terms over the band of rows this length reaches, indexed by absolute row.
+          float* c2p_h = c2p ? grown(t_c2p, ldp) : nullptr;
+          float* p2c_h = p2c ? grown(t_p2c, ldp) : nullptr;
+          if (c2p)
+            head_mm(len, W, D, {a.qkv.mm(lowp, q_off), 3 * H, false},
+                    {a.kr.mm(lowp, lo_row * H + h * D), H, true}, c2p_h + lo_row, W, dt, 1.0f);
+          if (p2c)
+            head_mm(len, W, D, {a.qkv.mm(lowp, q_off + H), 3 * H, false},
+                    {a.qr.mm(lowp, lo_row * H + h * D), H, true}, p2c_h + lo_row, W, dt, 1.0f);
+          kernels::disentangled_bias_forward(Sh, len, c2p_h, p2c_h, W, plan, inv_scale, 0, len);
         }
-      const void* PDmm =
-          lowp ? static_cast<const void*>(s.pd_b.data()) : static_cast<const void*>(drop ? s.pd.data() : S);
-      bmm(NH, len, D, len, {PDmm, len, len * len, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, false},
-          a.ctx.f.data() + r0 * H, H, D, dt, 1.0f, false);
-    }
+        const float* m = s.mask.empty() ? nullptr : s.mask.data() + r0;
+        // P V reads dropout(probs): f32 rows of t_pd, bf16 rows of t_pd_b, or the probabilities themselves.
+        float* pd = drop && !lowp ? grown(t_pd, len * len) : nullptr;
+        bf16* pd_b = lowp ? grown(t_pd_b, len * len) : nullptr;
+        // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
+        // bf16 copy) follows its softmax while the row is in cache.
+        for (int64_t i = 0; i < len; ++i) {
+          float* row = Sh + i * len;
+          if (m && m[i] == 0.0f) {
+            std::fill(row, row + len, 0.0f);
+          } else {
+            // A masked key's score drops to the lowest float, so its exp underflows to exactly 0.
+            if (m) {
+#pragma omp simd
+              for (int64_t j = 0; j < len; ++j) row[j] = m[j] != 0.0f ? row[j] : kLowest;
+            }
+            float mx = kLowest;
+#pragma omp simd reduction(max : mx)
+            for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t j = 0; j < len; ++j) {
+              row[j] = kernels::fast_exp(row[j] - mx);
+              sum += row[j];
+            }
+            const float inv = 1.0f / sum;
+#pragma omp simd
+            for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+          }
+          if (pd || pd_b)
+            dropped_row(pd ? pd + i * len : nullptr, pd_b ? pd_b + i * len : nullptr, row, len,
+                        attn_row_site(attn_site, b, h, i, NH, T));
+        }
+        const void* PDmm = lowp ? static_cast<const void*>(pd_b) : static_cast<const void*>(drop ? pd : Sh);
+        head_mm(len, D, len, {PDmm, len, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, false},
+                a.ctx.f.data() + r0 * H + h * D, H, dt, 1.0f);
+      }
     a.ctx.sync(lowp);
 
     // Output projection, residual, LayerNorm; FFN, residual, LayerNorm.
@@ -568,18 +560,6 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
       if (p2c) resize(s.dqr_b, R * H);
     }
   }
-  const int64_t pos_elems = NH * (T * std::min<int64_t>(2 * T - 1, R) + R);
-  if (lowp) {
-    resize(s.pd_b, NH * T * T);
-    if (c2p) resize(s.c2p_b, pos_elems);
-    if (p2c) resize(s.p2c_b, pos_elems);
-  }
-  // Score gradients of one sequence, kept in the state so steady-state steps map no fresh pages.
-  s.ds.resize(static_cast<size_t>(NH * T * T));
-  if (lowp) s.ds_b.resize(static_cast<size_t>(NH * T * T));
-  std::vector<float>& ds = s.ds;
-  std::vector<bf16>& ds_b = s.ds_b;
-
   for (int64_t l = L - 1; l >= 0; --l) {
     const LayerOffsets& lo = layout_.layers[l];
     const DebertaState::Layer& a = s.layers[l];
@@ -617,56 +597,40 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
                            a.ctx.mm(lowp), N, H, H, dt, accumulate);
     if (lowp) to_bf16(s.dctx_b.data(), s.dctx.data(), N * H);
 
-    // Attention, per sequence: d probs, d scores, d Q/K/V and the position terms' share.
+    // Attention: d probs, d scores, d Q/K/V and the position terms' share. One task per head, its sequences
+    // in order and its products on its own thread, so a head's scores and their gradients stay in its core's
+    // caches, and the relative keys' / queries' gradient columns of a head (summed over the sequences) have
+    // one writer.
     if (c2p) zero_f32(s.dkr.data(), R * H);
     if (p2c) zero_f32(s.dqr.data(), R * H);
     const kernels::DropoutSite attn_site = site(p_attn, sid);
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t r0 = s.row0(b), len = s.rows(b);
-      const int64_t q_off = r0 * 3 * H;
-      const float* S = a.probs.data() + s.probs_off[b];
-      // The dropped probabilities (V's gradient reads them), rows in parallel.
-      const bool drop = attn_site.p > 0.0f;
-      float* pd = drop && !lowp ? s.pd.data() : nullptr;
-      bf16* pd_b = lowp ? s.pd_b.data() : nullptr;
-      if (pd || pd_b) {
-#pragma omp parallel for collapse(2) schedule(static)
-        for (int64_t h = 0; h < NH; ++h)
-          for (int64_t i = 0; i < len; ++i) {
-            const int64_t o = (h * len + i) * len;
-            dropped_row(pd ? pd + o : nullptr, pd_b ? pd_b + o : nullptr, S + o, len,
+    const bool drop = attn_site.p > 0.0f, pos = rel && (c2p || p2c);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t r0 = s.row0(b), len = s.rows(b);
+        const int64_t q_off = r0 * 3 * H + h * D;
+        const float* Sh = a.probs.data() + s.probs_off[b] + h * len * len;
+        // The dropped probabilities (V's gradient reads them).
+        float* pd = drop && !lowp ? grown(t_pd, len * len) : nullptr;
+        bf16* pd_b = lowp ? grown(t_pd_b, len * len) : nullptr;
+        if (pd || pd_b)
+          for (int64_t i = 0; i < len; ++i)
+            dropped_row(pd ? pd + i * len : nullptr, pd_b ? pd_b + i * len : nullptr, Sh + i * len, len,
                         attn_row_site(attn_site, b, h, i, NH, T));
-          }
-      }
-      const void* PDmm =
-          lowp ? static_cast<const void*>(s.pd_b.data()) : static_cast<const void*>(drop ? s.pd.data() : S);
-      const void* dctx_mm = lowp ? static_cast<const void*>(s.dctx_b.data() + r0 * H)
-                                 : static_cast<const void*>(s.dctx.data() + r0 * H);
-      // dV = PD^T dctx; dPD = dctx V^T.
-      bmm(NH, len, D, len, {PDmm, len, len * len, true}, {dctx_mm, H, D, false},
-          s.dqkv.data() + r0 * 3 * H + 2 * H, 3 * H, D, dt, 1.0f, false);
-      bmm(NH, len, len, D, {dctx_mm, H, D, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, D, true}, ds.data(),
-          len, len * len, dt, 1.0f, false);
-      int64_t lo_row = 0, W = 0, ldp = 0;
-      const kernels::DisentangledPlan* plan = nullptr;
-      if (rel && (c2p || p2c)) {
-        plan = &s.plans.at(len);
-        lo_row = plan->lo;
-        W = plan->hi - plan->lo + 1;
-        ldp = len * W + lo_row;
-      }
-      // One head per task: p2c's adjoint reads dS by columns, so it runs while the head is still in L2.
-      // Row-block tasks with that adjoint as a second pass over column blocks (re-reading dS from L3) gave a
-      // slower backward on a 16-core Xeon (1,591-1,714 ms vs 1,532-1,549 per step, one run each), where the
-      // forward's row blocks gave a faster forward (883-888 vs 920-951 ms).
-#pragma omp parallel for schedule(static)
-      for (int64_t h = 0; h < NH; ++h) {
-        float* dS = ds.data() + h * len * len;
-        const float* Ph = S + h * len * len;
+        const void* PDmm = lowp ? static_cast<const void*>(pd_b) : static_cast<const void*>(drop ? pd : Sh);
+        const void* dctx_h = lowp ? static_cast<const void*>(s.dctx_b.data() + r0 * H + h * D)
+                                  : static_cast<const void*>(s.dctx.data() + r0 * H + h * D);
+        float* dq = s.dqkv.data() + r0 * 3 * H + h * D;
+        // dV = PD^T dctx; dPD = dctx V^T.
+        head_mm(len, D, len, {PDmm, len, true}, {dctx_h, H, false}, dq + 2 * H, 3 * H, dt, 1.0f);
+        float* dS = grown(t_ds, len * len);
+        head_mm(len, len, D, {dctx_h, H, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, true}, dS, len, dt,
+                1.0f);
         // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0.
         for (int64_t i = 0; i < len; ++i) {
           float* g = dS + i * len;
-          const float* p = Ph + i * len;
+          const float* p = Sh + i * len;
           if (drop) dropped_row(g, nullptr, g, len, attn_row_site(attn_site, b, h, i, NH, T));
           float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
@@ -674,41 +638,45 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
 #pragma omp simd
           for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
         }
-        if (rel && (c2p || p2c)) {
-          // Written over each row's band (no zeroing pass), and their bf16 copies made while the head is in
-          // cache.
-          float* dc = c2p ? s.c2p.data() + h * ldp : nullptr;
-          float* dp = p2c ? s.p2c.data() + h * ldp : nullptr;
-          kernels::disentangled_bias_backward(dc, dp, W, dS, len, *plan, inv_scale);
-          if (lowp && dc) f32_to_bf16(dc + lo_row, s.c2p_b.data() + h * ldp + lo_row, len * W);
-          if (lowp && dp) f32_to_bf16(dp + lo_row, s.p2c_b.data() + h * ldp + lo_row, len * W);
+        int64_t lo_row = 0, W = 0;
+        float *dc = nullptr, *dp = nullptr;
+        bf16 *dc_b = nullptr, *dp_b = nullptr;
+        if (pos) {
+          // Written over each row's band (no zeroing pass), with their bf16 copies.
+          const kernels::DisentangledPlan& plan = s.plans.at(len);
+          lo_row = plan.lo;
+          W = plan.hi - plan.lo + 1;
+          const int64_t ldp = len * W + lo_row;
+          dc = c2p ? grown(t_c2p, ldp) : nullptr;
+          dp = p2c ? grown(t_p2c, ldp) : nullptr;
+          kernels::disentangled_bias_backward(dc, dp, W, dS, len, plan, inv_scale);
+          if (lowp && dc) f32_to_bf16(dc + lo_row, dc_b = grown(t_c2p_b, ldp), len * W);
+          if (lowp && dp) f32_to_bf16(dp + lo_row, dp_b = grown(t_p2c_b, ldp), len * W);
         }
+        const void* dSmm = dS;
         if (lowp) {
-          bf16* dSb = ds_b.data() + h * len * len;
+          bf16* dSb = grown(t_ds_b, len * len);
 #pragma omp simd
           for (int64_t e = 0; e < len * len; ++e) dSb[e] = ct::to_bf16(dS[e]);
+          dSmm = dSb;
         }
+        // dQ = dS K / scale, dK = dS^T Q / scale.
+        head_mm(len, D, len, {dSmm, len, false}, {a.qkv.mm(lowp, q_off + H), 3 * H, false}, dq, 3 * H, dt,
+                inv_scale);
+        head_mm(len, D, len, {dSmm, len, true}, {a.qkv.mm(lowp, q_off), 3 * H, false}, dq + H, 3 * H, dt,
+                inv_scale);
+        // C2P = Q Kr^T: dQ += dC2P Kr, dKr += dC2P^T Q. P2C = K Qr^T: dK += dP2C Qr, dQr += dP2C^T K.
+        auto position_term = [&](const float* dpos, const bf16* dpos_b, const Act& proj, int64_t own,
+                                 std::vector<float>& dproj) {
+          const void* dmm = lowp ? static_cast<const void*>(dpos_b) : static_cast<const void*>(dpos + lo_row);
+          head_mm(len, D, W, {dmm, W, false}, {proj.mm(lowp, lo_row * H + h * D), H, false}, dq + own, 3 * H,
+                  dt, 1.0f, true);
+          head_mm(W, D, len, {dmm, W, true}, {a.qkv.mm(lowp, q_off + own), 3 * H, false},
+                  dproj.data() + lo_row * H + h * D, H, dt, 1.0f, true);
+        };
+        if (pos && c2p) position_term(dc, dc_b, a.kr, 0, s.dkr);
+        if (pos && p2c) position_term(dp, dp_b, a.qr, H, s.dqr);
       }
-      const void* dSmm = lowp ? static_cast<const void*>(ds_b.data()) : static_cast<const void*>(ds.data());
-      float* dq = s.dqkv.data() + r0 * 3 * H;
-      // dQ = dS K / scale, dK = dS^T Q / scale.
-      bmm(NH, len, D, len, {dSmm, len, len * len, false}, {a.qkv.mm(lowp, q_off + H), 3 * H, D, false}, dq,
-          3 * H, D, dt, inv_scale, false);
-      bmm(NH, len, D, len, {dSmm, len, len * len, true}, {a.qkv.mm(lowp, q_off), 3 * H, D, false}, dq + H,
-          3 * H, D, dt, inv_scale, false);
-      // C2P = Q Kr^T: dQ += dC2P Kr, dKr += dC2P^T Q. P2C = K Qr^T: dK += dP2C Qr, dQr += dP2C^T K.
-      auto position_term = [&](std::vector<float>& dpos, std::vector<bf16>& dpos_b, const Act& proj,
-                               int64_t own, std::vector<float>& dproj) {
-        const void* dmm = lowp ? static_cast<const void*>(dpos_b.data() + lo_row)
-                               : static_cast<const void*>(dpos.data() + lo_row);
-        bmm(NH, len, D, W, {dmm, W, ldp, false}, {proj.mm(lowp, lo_row * H), H, D, false}, dq + own, 3 * H, D,
-            dt, 1.0f, true);
-        bmm(NH, W, D, len, {dmm, W, ldp, true}, {a.qkv.mm(lowp, q_off + own), 3 * H, D, false},
-            dproj.data() + lo_row * H, H, D, dt, 1.0f, true);
-      };
-      if (c2p) position_term(s.c2p, s.c2p_b, a.kr, 0, s.dkr);
-      if (p2c) position_term(s.p2c, s.p2c_b, a.qr, H, s.dqr);
-    }
     if (lowp) to_bf16(s.dqkv_b.data(), s.dqkv.data(), N * 3 * H);
     kernels::linear_backward(s.dx.data(), nullptr, nullptr, s.dqkv.data(), mm(s.dqkv, s.dqkv_b), a.x.mm(lowp),
                              weight(lo.qkv_w), N, H, 3 * H, dt);
