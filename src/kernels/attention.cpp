@@ -244,8 +244,9 @@ int64_t heads_per_task(const Resolved& r) {
 // parallel: a task's scores, probabilities and products stay in its core's cache from the first product to
 // the last, where per-phase passes over the whole batch (28 MB of scores at BERT-base QA shapes) went
 // through memory between phases. A task writes its own heads' columns of its own sequence's rows only, so
-// backward's dQ / dK / dV need no reduction, and every product runs on one thread, so the result does not
-// depend on the thread count.
+// backward's dQ / dK / dV need no reduction, and every product runs whole on one thread, so the result does
+// not depend on which thread runs which task. (It can depend on the thread count a primitive was created
+// under: oneDNN's AVX2 matmul splits work by that count.)
 struct HeadTask {
   int32_t problem;
   int32_t heads;

@@ -1,8 +1,8 @@
 // Multi-head self-attention core: given Q, K, V rows ([B, T, NH*HS], any row stride, e.g. slices of one fused
 // [B, T, 3H] QKV buffer) and HF's attention mask, computes softmax(Q K^T / sqrt(HS) + mask) with
-// attention-prob dropout, times V, into a context [B, T, H]. Each (sequence, head) is one task on one thread,
-// its products strided straight on the row layout (no transposes), so the results do not depend on the
-// thread count. Softmax is f32; Q/K/V/context may be bf16 (autocast).
+// attention-prob dropout, times V, into a context [B, T, H]. Each (sequence, group of heads) is one task on
+// one thread, its products strided straight on the row layout (no transposes), so the results do not depend
+// on which thread runs which task. Softmax is f32; Q/K/V/context may be bf16 (autocast).
 //
 // Saved for backward: probs [B, NH, T, T] f32 (after softmax, BEFORE dropout); the dropout mask is not stored
 // (backward reads it off the dropped probabilities, recomputed from the Philox counters unless the caller

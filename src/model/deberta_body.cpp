@@ -172,6 +172,7 @@ struct EncoderModel::DebertaState {
   std::vector<Layer> layers;  // L + 1 (entry L holds only x, the final hidden state); 2 in inference
   // Scratch.
   std::vector<float> dres, dx, dctx, dinter, dact, dqkv, dkr, dqr, drel, drel_total, demb;
+  std::vector<float> dkr_seq, dqr_seq;  // [B, R, H]: each sequence's share of dkr / dqr (its band's rows)
   std::vector<bf16> dres_b, dinter_b, dqkv_b, dctx_b, dkr_b, dqr_b;
 
   int64_t rows(int64_t b) const { return cu.empty() ? T : cu[b + 1] - cu[b]; }
@@ -199,8 +200,8 @@ int64_t EncoderModel::deberta_bytes() const {
     for (const auto* v : {&l.probs, &l.res1, &l.mean1, &l.rstd1, &l.inter, &l.res2, &l.mean2, &l.rstd2})
       add(*v);
   }
-  for (const auto* v : {&s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr, &s.dqr, &s.drel,
-                        &s.drel_total, &s.demb, &s.emb_pre})
+  for (const auto* v : {&s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr, &s.dqr, &s.dkr_seq,
+                        &s.dqr_seq, &s.drel, &s.drel_total, &s.demb, &s.emb_pre})
     add(*v);
   act(s.emb_sum);
   act(s.rel);
@@ -553,8 +554,14 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     resize(s.drel_total, R * H);
     zero_f32(s.drel_total.data(), R * H);
     resize(s.drel, R * H);
-    if (c2p) resize(s.dkr, R * H);
-    if (p2c) resize(s.dqr, R * H);
+    if (c2p) {
+      resize(s.dkr, R * H);
+      resize(s.dkr_seq, B * R * H);
+    }
+    if (p2c) {
+      resize(s.dqr, R * H);
+      resize(s.dqr_seq, B * R * H);
+    }
     if (lowp) {
       if (c2p) resize(s.dkr_b, R * H);
       if (p2c) resize(s.dqr_b, R * H);
@@ -597,17 +604,16 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
                            a.ctx.mm(lowp), N, H, H, dt, accumulate);
     if (lowp) to_bf16(s.dctx_b.data(), s.dctx.data(), N * H);
 
-    // Attention: d probs, d scores, d Q/K/V and the position terms' share. One task per head, its sequences
-    // in order and its products on its own thread, so a head's scores and their gradients stay in its core's
-    // caches, and the relative keys' / queries' gradient columns of a head (summed over the sequences) have
-    // one writer.
-    if (c2p) zero_f32(s.dkr.data(), R * H);
-    if (p2c) zero_f32(s.dqr.data(), R * H);
+    // Attention: d probs, d scores, d Q/K/V and the position terms' share. One task per (sequence, head), its
+    // products on its own thread, so a head's scores and their gradients stay in its core's caches. The
+    // relative keys' / queries' gradients sum over the sequences: each sequence's share goes to its own
+    // buffer (one writer per head's columns), added in sequence order afterwards, so the bits do not depend
+    // on which thread ran what.
     const kernels::DropoutSite attn_site = site(p_attn, sid);
     const bool drop = attn_site.p > 0.0f, pos = rel && (c2p || p2c);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t h = 0; h < NH; ++h)
-      for (int64_t b = 0; b < B; ++b) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < NH; ++h) {
         const int64_t r0 = s.row0(b), len = s.rows(b);
         const int64_t q_off = r0 * 3 * H + h * D;
         const float* Sh = a.probs.data() + s.probs_off[b] + h * len * len;
@@ -672,11 +678,28 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           head_mm(len, D, W, {dmm, W, false}, {proj.mm(lowp, lo_row * H + h * D), H, false}, dq + own, 3 * H,
                   dt, 1.0f, true);
           head_mm(W, D, len, {dmm, W, true}, {a.qkv.mm(lowp, q_off + own), 3 * H, false},
-                  dproj.data() + lo_row * H + h * D, H, dt, 1.0f, true);
+                  dproj.data() + (b * R + lo_row) * H + h * D, H, dt, 1.0f);
         };
-        if (pos && c2p) position_term(dc, dc_b, a.kr, 0, s.dkr);
-        if (pos && p2c) position_term(dp, dp_b, a.qr, H, s.dqr);
+        if (pos && c2p) position_term(dc, dc_b, a.kr, 0, s.dkr_seq);
+        if (pos && p2c) position_term(dp, dp_b, a.qr, H, s.dqr_seq);
       }
+    // Each sequence wrote the band of rows its length reaches; summed in sequence order.
+    auto sum_sequences = [&](std::vector<float>& total, const std::vector<float>& per_seq) {
+#pragma omp parallel for schedule(static)
+      for (int64_t r = 0; r < R; ++r) {
+        float* out = total.data() + r * H;
+        std::fill(out, out + H, 0.0f);
+        for (int64_t b = 0; b < B; ++b) {
+          const kernels::DisentangledPlan& plan = s.plans.at(s.rows(b));
+          if (r < plan.lo || r > plan.hi) continue;
+          const float* x = per_seq.data() + (b * R + r) * H;
+#pragma omp simd
+          for (int64_t e = 0; e < H; ++e) out[e] += x[e];
+        }
+      }
+    };
+    if (pos && c2p) sum_sequences(s.dkr, s.dkr_seq);
+    if (pos && p2c) sum_sequences(s.dqr, s.dqr_seq);
     if (lowp) to_bf16(s.dqkv_b.data(), s.dqkv.data(), N * 3 * H);
     kernels::linear_backward(s.dx.data(), nullptr, nullptr, s.dqkv.data(), mm(s.dqkv, s.dqkv_b), a.x.mm(lowp),
                              weight(lo.qkv_w), N, H, 3 * H, dt);
