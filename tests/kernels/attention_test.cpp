@@ -3,6 +3,7 @@
 #include "kernels/attention.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -162,6 +163,16 @@ TEST(Attention, Bf16OperandsStayCloseToF32) {
     }
 }
 
+// Dense [rows, h] copies of the q, k and v parts of fused [rows, 3h] QKV rows.
+std::array<std::vector<float>, 3> split_qkv(const std::vector<float>& qkv, int64_t rows, int64_t h) {
+  std::array<std::vector<float>, 3> out;
+  for (int p = 0; p < 3; ++p) {
+    out[p].resize(static_cast<size_t>(rows * h));
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(qkv.data() + r * 3 * h + p * h, h, out[p].data() + r * h);
+  }
+  return out;
+}
+
 TEST(Attention, SkippedPaddedKeysGiveTheSameResultAsTheFullComputation) {
   // T above the 32-key quantum; sequences padded to different lengths (one with a hole inside).
   constexpr int64_t b = 3, t = 70, nh = 2, hs = 4, h = nh * hs;
@@ -171,13 +182,7 @@ TEST(Attention, SkippedPaddedKeysGiveTheSameResultAsTheFullComputation) {
   for (int64_t j = 20; j < t; ++j) mask[1 * t + j] = 0.0f;  // 20 keys -> one 32-key block
   for (int64_t j = 45; j < t; ++j) mask[2 * t + j] = 0.0f;  // 45 keys -> 64
   mask[2 * t + 7] = 0.0f;
-  std::vector<float> q(b * t * h), k(b * t * h), v(b * t * h);
-  for (int64_t row = 0; row < b * t; ++row)
-    for (int64_t c = 0; c < h; ++c) {
-      q[row * h + c] = qkv[row * 3 * h + c];
-      k[row * h + c] = qkv[row * 3 * h + h + c];
-      v[row * h + c] = qkv[row * 3 * h + 2 * h + c];
-    }
+  const auto [q, k, v] = split_qkv(qkv, b * t, h);
   for (float p : {0.0f, 0.3f}) {
     DropoutSite drop{p, 9, 4, 1000};
     std::vector<float> ctx(b * t * h), probs(b * nh * t * t, 7.0f), ctx_r(b * t * h), probs_r(b * nh * t * t);
@@ -476,13 +481,7 @@ TEST(Attention, HeadTasksOfEverySizeMatchTheReferenceAtAnyThreadCount) {
     auto qkv = test::randn(b * t * 3 * h, 41 + t);
     std::vector<float> mask(b * t, 1.0f);
     for (int64_t j = t / 3; j < t; ++j) mask[1 * t + j] = 0.0f;
-    std::vector<float> q(b * t * h), k(b * t * h), v(b * t * h);
-    for (int64_t row = 0; row < b * t; ++row)
-      for (int64_t c = 0; c < h; ++c) {
-        q[row * h + c] = qkv[row * 3 * h + c];
-        k[row * h + c] = qkv[row * 3 * h + h + c];
-        v[row * h + c] = qkv[row * 3 * h + 2 * h + c];
-      }
+    const auto [q, k, v] = split_qkv(qkv, b * t, h);
     const DropoutSite drop{0.2f, 13, 2, 500};
     std::vector<float> ctx(b * t * h), probs(b * nh * t * t), ctx_r(b * t * h), probs_r(b * nh * t * t);
     attention_forward(ctx.data(), probs.data(), qkv.data(), qkv.data() + h, qkv.data() + 2 * h, mask.data(),
