@@ -1,7 +1,7 @@
-// Attention core on [B, T, NH*HS] rows: one task per (sequence, head), in parallel, each running its head's
-// products on one thread with the row kernels between them (mask + softmax + dropout forward; dropout +
-// softmax backward), so a head's [T, T] scores stay in cache. Scratch buffers persist per thread and only
-// grow, so steady-state calls allocate nothing.
+// Attention core on [B, T, NH*HS] rows: one task per (sequence, group of heads), in parallel, each running
+// its heads' products on one thread with the row kernels between them (mask + softmax + dropout forward;
+// dropout + softmax backward), so a head's [T, T] scores stay in cache. Scratch buffers persist per thread
+// and only grow, so steady-state calls allocate nothing.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -204,6 +204,7 @@ struct Problem {
   Resolved r;
   const int64_t* lens = nullptr;  // [r.B] keys attended per sequence; null: every sequence attends len_one
   int64_t len_one = 0;
+  int64_t row0 = 0;             // packed: the sequence's first row in the batch
   const float* mask = nullptr;  // [r.B, T] or null
   DropoutSite drop;
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -495,6 +496,7 @@ std::vector<Problem> varlen_problems(const int64_t* cu, const AttentionDims& d, 
     Problem P;
     P.r = s.r;
     P.len_one = s.r.T;
+    P.row0 = s.row0;
     P.drop = s.drop;
     P.q = at(q, s.row0 * s.r.ldq, dt);
     P.k = at(k, s.row0 * s.r.ldq, dt);
@@ -520,11 +522,7 @@ void attention_forward_varlen(void* ctx, float* probs, const void* q, const void
                               const DropoutSite& drop, void* saved_pd) {
   CT_CHECK(drop.p >= 0.0f && drop.p < 1.0f, "attention: dropout probability must be in [0, 1), got ", drop.p);
   std::vector<Problem> ps = varlen_problems(cu_seqlens, d, dt, drop, q, k, v, probs, saved_pd);
-  int64_t row = 0;
-  for (Problem& P : ps) {
-    P.ctx = at(ctx, row * P.r.ldc, dt);
-    row += P.r.T;
-  }
+  for (Problem& P : ps) P.ctx = at(ctx, P.row0 * P.r.ldc, dt);
   run_forward(ps, dt, d.HS);
 }
 
@@ -537,14 +535,12 @@ void attention_backward_varlen(float* dq, float* dk, float* dv, const float* dct
   int64_t ld_dctx = 0;
   const int64_t H = d.NH * d.HS, ldc = d.ld_ctx ? d.ld_ctx : H;
   const void* dctx_mm = dctx_in_matmul_type(dctx, cu_seqlens[d.B], H, ldc, dt, ld_dctx);
-  int64_t row = 0;
   for (Problem& P : ps) {
-    P.dq = dq + row * P.r.ldq;
-    P.dk = dk + row * P.r.ldq;
-    P.dv = dv + row * P.r.ldq;
-    P.dctx_mm = at(dctx_mm, row * ld_dctx, dt);
+    P.dq = dq + P.row0 * P.r.ldq;
+    P.dk = dk + P.row0 * P.r.ldq;
+    P.dv = dv + P.row0 * P.r.ldq;
+    P.dctx_mm = at(dctx_mm, P.row0 * ld_dctx, dt);
     P.ld_dctx = ld_dctx;
-    row += P.r.T;
   }
   run_backward(ps, dt, d.HS);
 }

@@ -40,11 +40,39 @@ Runtime& runtime() {
   return rt;
 }
 
+// The memory objects of one call in flight (they carry its data handles) and the argument map over them.
+struct CallArgs {
+  dnnl::memory a, b, c, bias, residual, scratch;
+  std::unordered_map<int, dnnl::memory> map;
+};
+
+// A primitive's operand layouts (bias, residual and scratch empty when it has none).
+struct Descs {
+  dnnl::memory::desc a, b, c, bias, residual, scratch;
+  int residual_post_op = 0;  // the binary post-op's index (after sum and eltwise)
+};
+
+CallArgs call_args(const Descs& d, const dnnl::engine& engine) {
+  CallArgs t;
+  auto mem = [&](const dnnl::memory::desc& md) { return dnnl::memory(md, engine, DNNL_MEMORY_NONE); };
+  t.a = mem(d.a);
+  t.b = mem(d.b);
+  t.c = mem(d.c);
+  t.map = {{DNNL_ARG_SRC, t.a}, {DNNL_ARG_WEIGHTS, t.b}, {DNNL_ARG_DST, t.c}};
+  if (!d.bias.is_zero()) t.map.emplace(DNNL_ARG_BIAS, t.bias = mem(d.bias));
+  if (!d.residual.is_zero())
+    t.map.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(d.residual_post_op) | DNNL_ARG_SRC_1,
+                  t.residual = mem(d.residual));
+  if (d.scratch.get_size() > 0) t.map.emplace(DNNL_ARG_SCRATCHPAD, t.scratch = mem(d.scratch));
+  return t;
+}
+
 struct Entry {
   dnnl::matmul prim;
-  dnnl::memory a, b, c, bias, residual, scratch;
+  Descs descs;
   int64_t scratch_bytes = 0;
-  std::mutex mu;  // memory objects carry the data handles of the call in flight
+  CallArgs args;  // the calls outside parallel regions, one at a time
+  std::mutex mu;  // guards args
 };
 
 // oneDNN's library-managed scratchpad (the brgemm kernels' packed operand blocks: megabytes at BERT-base
@@ -200,7 +228,13 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
     entry->prim = dnnl::matmul(pd);
     const dnnl::memory::desc scratch_md = pd.scratchpad_desc();
     entry->scratch_bytes = static_cast<int64_t>(scratch_md.get_size());
-    if (entry->scratch_bytes > 0) entry->scratch = dnnl::memory(scratch_md, rt.engine, DNNL_MEMORY_NONE);
+    entry->descs = {a_md,
+                    b_md,
+                    c_md,
+                    bias_md,
+                    residual_md,
+                    scratch_md,
+                    (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0)};
   } catch (const dnnl::error& e) {
     const bool no_bf16 = (g.a_type == DType::bf16 || g.c_type == DType::bf16) && !bf16_matmul_supported();
     fail(
@@ -209,11 +243,7 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
         dtype_name(g.c_type), ": ", e.what(),
         no_bf16 ? " (" + bf16_matmul_unavailable_reason() + "; check kernels::bf16_matmul_supported())" : "");
   }
-  entry->a = dnnl::memory(a_md, rt.engine, DNNL_MEMORY_NONE);
-  entry->b = dnnl::memory(b_md, rt.engine, DNNL_MEMORY_NONE);
-  entry->c = dnnl::memory(c_md, rt.engine, DNNL_MEMORY_NONE);
-  if (g.bias) entry->bias = dnnl::memory(bias_md, rt.engine, DNNL_MEMORY_NONE);
-  if (g.residual) entry->residual = dnnl::memory(residual_md, rt.engine, DNNL_MEMORY_NONE);
+  entry->args = call_args(entry->descs, rt.engine);
   Entry& ref = *entry;
   c.entries.emplace(std::move(key), std::move(entry));
   return ref;
@@ -458,49 +488,29 @@ void widened(const Gemm& g, const Layout& l, const void* a, const void* b, void*
                [&](int64_t i) { f32_to_bf16(cf + i, cb + i, g.N); });
 }
 
-// Inside a parallel region each thread runs its own products at once: the entry's memory objects (which
-// carry one call's data handles) and the process stream are not shared then; each thread keeps its own
-// memory objects per entry (entries live as long as the process) and its own stream. oneDNN executes a
-// primitive on the calling thread alone inside a parallel region (it limits its thread count to the current
-// team's, 1 for a nested region).
-struct ThreadArgs {
-  std::unordered_map<int, dnnl::memory> args;
-  dnnl::memory a, b, c, bias, residual, scratch;
-};
-
-void execute_concurrently(const Entry& e, const Gemm& g, const void* a, const void* b, void* c) {
-  auto& rt = runtime();
-  thread_local dnnl::stream stream{rt.engine};
-  thread_local std::unordered_map<const Entry*, ThreadArgs> mine;
-  auto [it, fresh] = mine.try_emplace(&e);
-  ThreadArgs& t = it->second;
-  if (fresh) {
-    t.a = dnnl::memory(e.a.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-    t.b = dnnl::memory(e.b.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-    t.c = dnnl::memory(e.c.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-    t.args = {{DNNL_ARG_SRC, t.a}, {DNNL_ARG_WEIGHTS, t.b}, {DNNL_ARG_DST, t.c}};
-    if (g.bias) {
-      t.bias = dnnl::memory(e.bias.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-      t.args.emplace(DNNL_ARG_BIAS, t.bias);
-    }
-    if (g.residual) {
-      t.residual = dnnl::memory(e.residual.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-      const int post_op = (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0);
-      t.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, t.residual);
-    }
-    if (e.scratch_bytes > 0) {
-      t.scratch = dnnl::memory(e.scratch.get_desc(), rt.engine, DNNL_MEMORY_NONE);
-      t.args.emplace(DNNL_ARG_SCRATCHPAD, t.scratch);
-    }
-  }
+// Binds this call's buffers to t and runs e's primitive on `stream`.
+void execute(const Entry& e, CallArgs& t, const Gemm& g, const void* a, const void* b, void* c,
+             dnnl::stream& stream) {
   t.a.set_data_handle(const_cast<void*>(a));
   t.b.set_data_handle(const_cast<void*>(b));
   t.c.set_data_handle(c);
   if (g.bias) t.bias.set_data_handle(const_cast<float*>(g.bias));
   if (g.residual) t.residual.set_data_handle(const_cast<float*>(g.residual));
   if (e.scratch_bytes > 0) t.scratch.set_data_handle(t_scratchpad.get(e.scratch_bytes));
-  e.prim.execute(stream, t.args);
+  e.prim.execute(stream, t.map);
   stream.wait();
+}
+
+// Inside a parallel region each thread runs its own products at once, so the entry's call arguments and the
+// process stream are not shared then: each thread keeps its own arguments per entry (entries live as long as
+// the process) and its own stream. oneDNN executes a primitive on the calling thread alone inside a parallel
+// region (it limits its thread count to the current team's, 1 for a nested region).
+void execute_concurrently(const Entry& e, const Gemm& g, const void* a, const void* b, void* c) {
+  thread_local dnnl::stream stream{runtime().engine};
+  thread_local std::unordered_map<const Entry*, CallArgs> mine;
+  auto [it, fresh] = mine.try_emplace(&e);
+  if (fresh) it->second = call_args(e.descs, runtime().engine);
+  execute(e, it->second, g, a, b, c, stream);
 }
 
 }  // namespace
@@ -566,28 +576,8 @@ void gemm(const Gemm& g, const void* a, const void* b, void* c) {
     execute_concurrently(e, g, a, b, c);
     return;
   }
-  auto& rt = runtime();
   std::lock_guard<std::mutex> lock(e.mu);
-  e.a.set_data_handle(const_cast<void*>(a));
-  e.b.set_data_handle(const_cast<void*>(b));
-  e.c.set_data_handle(c);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};
-  if (g.bias) {
-    e.bias.set_data_handle(const_cast<float*>(g.bias));
-    args.emplace(DNNL_ARG_BIAS, e.bias);
-  }
-  if (g.residual) {
-    e.residual.set_data_handle(const_cast<float*>(g.residual));
-    const int post_op = (g.accumulate ? 1 : 0) + (g.has_activation ? 1 : 0);
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, e.residual);
-  }
-  if (e.scratch_bytes > 0) {
-    e.scratch.set_data_handle(t_scratchpad.get(e.scratch_bytes));
-    args.emplace(DNNL_ARG_SCRATCHPAD, e.scratch);
-  }
-  e.prim.execute(rt.stream, args);
-  rt.stream.wait();
+  execute(e, e.args, g, a, b, c, runtime().stream);
 }
 
 void gemm_bf16_widened(const Gemm& g, const void* a, const void* b, void* c) {

@@ -684,14 +684,15 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
         if (pos && p2c) position_term(dp, dp_b, a.qr, H, s.dqr_seq);
       }
     // Each sequence wrote the band of rows its length reaches; summed in sequence order.
+    std::vector<const kernels::DisentangledPlan*> band(static_cast<size_t>(pos ? B : 0));
+    for (int64_t b = 0; b < static_cast<int64_t>(band.size()); ++b) band[b] = &s.plans.at(s.rows(b));
     auto sum_sequences = [&](std::vector<float>& total, const std::vector<float>& per_seq) {
 #pragma omp parallel for schedule(static)
       for (int64_t r = 0; r < R; ++r) {
         float* out = total.data() + r * H;
         std::fill(out, out + H, 0.0f);
         for (int64_t b = 0; b < B; ++b) {
-          const kernels::DisentangledPlan& plan = s.plans.at(s.rows(b));
-          if (r < plan.lo || r > plan.hi) continue;
+          if (r < band[b]->lo || r > band[b]->hi) continue;
           const float* x = per_seq.data() + (b * R + r) * H;
 #pragma omp simd
           for (int64_t e = 0; e < H; ++e) out[e] += x[e];
