@@ -89,6 +89,36 @@ void dropped_row(float* y, bf16* yb, const float* x, int64_t len, const kernels:
   });
 }
 
+inline bool nonzero(float x) {
+  return x != 0.0f;
+}
+inline bool nonzero(bf16 x) {
+  return (x.bits & 0x7fffu) != 0;
+}
+
+// One row of the scores' gradient in place: g = P * (dPd * keep - sum(dPd * keep * P)), keep = scale where
+// the dropped probability y is nonzero, else 0 (y == null: no dropout); gb, when given, gets its bf16 copy.
+template <class TY>
+void softmax_backward_row(float* g, bf16* gb, const float* p, const TY* y, int64_t len, float scale) {
+  float dot = 0.0f;
+  if (y) {
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j) g[j] = nonzero(y[j]) ? g[j] * scale : 0.0f;
+  }
+#pragma omp simd reduction(+ : dot)
+  for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
+  if (gb) {
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j) {
+      g[j] = p[j] * (g[j] - dot);
+      gb[j] = ct::to_bf16(g[j]);
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
+  }
+}
+
 // Attention dropout with the padded layout's counters: probs[b, h, i, j] at ((b NH + h) T + i) T + j, or at
 // (h T + i) T + j of sequence b's own stream when the site has row streams.
 kernels::DropoutSite attn_row_site(const kernels::DropoutSite& site, int64_t b, int64_t h, int64_t i,
@@ -633,16 +663,22 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
         float* dS = grown(t_ds, len * len);
         head_mm(len, len, D, {dctx_h, H, false}, {a.qkv.mm(lowp, q_off + 2 * H), 3 * H, true}, dS, len, dt,
                 1.0f);
-        // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0.
+        // Dropout's backward, then softmax's, row by row; masked entries (probability 0) get 0. The keep mask
+        // is read off the dropped probabilities above (0: dropped, or P itself 0, where dS is 0 whatever the
+        // mask), as the BERT family's attention does, instead of drawing the Philox stream a third time. The
+        // bf16 copy the products read is written in the same pass.
+        bf16* dSb = lowp ? grown(t_ds_b, len * len) : nullptr;
+        const float keep_scale = drop ? 1.0f / (1.0f - attn_site.p) : 1.0f;
         for (int64_t i = 0; i < len; ++i) {
           float* g = dS + i * len;
           const float* p = Sh + i * len;
-          if (drop) dropped_row(g, nullptr, g, len, attn_row_site(attn_site, b, h, i, NH, T));
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-          for (int64_t j = 0; j < len; ++j) dot += g[j] * p[j];
-#pragma omp simd
-          for (int64_t j = 0; j < len; ++j) g[j] = p[j] * (g[j] - dot);
+          if (drop && pd_b)
+            softmax_backward_row(g, dSb + i * len, p, pd_b + i * len, len, keep_scale);
+          else if (drop)
+            softmax_backward_row(g, dSb ? dSb + i * len : nullptr, p, pd + i * len, len, keep_scale);
+          else
+            softmax_backward_row(g, dSb ? dSb + i * len : nullptr, p, static_cast<const float*>(nullptr), len,
+                                 keep_scale);
         }
         int64_t lo_row = 0, W = 0;
         float *dc = nullptr, *dp = nullptr;
@@ -659,13 +695,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
           if (lowp && dc) f32_to_bf16(dc + lo_row, dc_b = grown(t_c2p_b, ldp), len * W);
           if (lowp && dp) f32_to_bf16(dp + lo_row, dp_b = grown(t_p2c_b, ldp), len * W);
         }
-        const void* dSmm = dS;
-        if (lowp) {
-          bf16* dSb = grown(t_ds_b, len * len);
-#pragma omp simd
-          for (int64_t e = 0; e < len * len; ++e) dSb[e] = ct::to_bf16(dS[e]);
-          dSmm = dSb;
-        }
+        const void* dSmm = lowp ? static_cast<const void*>(dSb) : static_cast<const void*>(dS);
         // dQ = dS K / scale, dK = dS^T Q / scale.
         head_mm(len, D, len, {dSmm, len, false}, {a.qkv.mm(lowp, q_off + H), 3 * H, false}, dq, 3 * H, dt,
                 inv_scale);
