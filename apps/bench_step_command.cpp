@@ -237,15 +237,20 @@ int run_bench_step(int argc, char** argv) {
     const auto t1 = clock::now();
     model.backward();
     const auto t2 = clock::now();
-    // As the trainer: the word embeddings' untouched rows skipped exactly, bf16 weight copies written by the
-    // update itself.
-    const double norm = ct::kernels::clip_grad_norm(model.grads_data(), P, 1.0,
-                                                    model.word_embedding_rows(model.word_grad_rows()));
-    if (std::isnan(norm)) model.word_grad_rows().add_all();
+    // As the trainer: the word embeddings' untouched rows skipped exactly, clipping's coefficient and the
+    // bf16 weight copies applied and written by the update itself.
+    const ct::kernels::RowFlags live = model.word_embedding_rows(model.word_grad_rows());
+    float grad_scale =
+        ct::kernels::clip_coefficient(ct::kernels::grad_norm(model.grads_data(), P, live), 1.0);
+    if (std::isnan(grad_scale)) {
+      ct::kernels::scale_grads(model.grads_data(), P, grad_scale, live);
+      model.word_grad_rows().add_all();
+      grad_scale = 1.0f;
+    }
     touched.add(model.word_grad_rows());
     ct::kernels::adamw_step(model.params_data(), model.grads_data(), exp_avg.data(), exp_avg_sq.data(),
                             ranges, hyper, s + 1, model.low_precision_weights(),
-                            model.word_embedding_rows(touched));
+                            model.word_embedding_rows(touched), grad_scale);
     model.mark_weights_changed(/*low_precision_written=*/model.low_precision_weights() != nullptr);
     const auto t3 = clock::now();
     const int64_t step_faults = minor_faults() - faults0;

@@ -63,17 +63,24 @@ void scale_inplace(float* g, int64_t n, float coef) {
   for (int64_t i = 0; i < n; ++i) g[i] *= coef;
 }
 
-double clip_grad_norm(float* g, int64_t n, double max_norm, const RowFlags& live) {
-  const double norm = grad_norm(g, n, live);
-  if (max_norm <= 0.0) return norm;
+float clip_coefficient(double norm, double max_norm) {
   const double coef = max_norm / (norm + 1e-6);
   // torch clamps the coefficient to 1 (NaN stays NaN and poisons the gradients, as in torch 1.13).
+  return std::isnan(coef) || coef < 1.0 ? static_cast<float>(coef) : 1.0f;
+}
+
+void scale_grads(float* g, int64_t n, float coef, const RowFlags& live) {
   if (std::isnan(coef))
-    scale_inplace(g, n, static_cast<float>(coef));
-  else if (coef < 1.0)
+    scale_inplace(g, n, coef);
+  else if (coef != 1.0f)
     for_each_flag_run(live, 0, n, [&](int64_t b, int64_t e, bool flagged) {
-      if (flagged) scale_inplace(g + b, e - b, static_cast<float>(coef));
+      if (flagged) scale_inplace(g + b, e - b, coef);
     });
+}
+
+double clip_grad_norm(float* g, int64_t n, double max_norm, const RowFlags& live) {
+  const double norm = grad_norm(g, n, live);
+  if (max_norm > 0.0) scale_grads(g, n, clip_coefficient(norm, max_norm), live);
   return norm;
 }
 

@@ -19,10 +19,19 @@ double grad_sq_sum(const float* g, int64_t n, const RowFlags& live = {});
 // sqrt(grad_sq_sum): the global L2 norm.
 double grad_norm(const float* g, int64_t n, const RowFlags& live = {});
 
-// Clips g in place to max_norm (when max_norm > 0) and returns the PRE-clip norm (what HF logs as grad_norm).
-// With `live` (see grad_sq_sum) only the live rows and the rest of the slab are scaled (zero times a finite
-// coefficient is zero), unless the norm is NaN: then every element, as torch does; the caller must then take
-// every row as live.
+// What clipping to max_norm multiplies the gradients by: max_norm / (norm + 1e-6) in double, rounded to
+// float, when that is < 1 or NaN (torch clamps the coefficient to 1; NaN stays NaN); else exactly 1. An
+// optimizer that multiplies each gradient by it as it reads it computes the same float product as scaling
+// them in place.
+float clip_coefficient(double norm, double max_norm);
+
+// g *= coef, the way clipping scales: with `live` (see grad_sq_sum) only the live rows and the rest of the
+// slab (zero times a finite coefficient is zero), unless coef is NaN: then every element, as torch does; the
+// caller must then take every row as live. coef == 1 is a no-op.
+void scale_grads(float* g, int64_t n, float coef, const RowFlags& live = {});
+
+// Clips g in place to max_norm (when max_norm > 0): grad_norm, clip_coefficient, scale_grads. Returns the
+// PRE-clip norm (what HF logs as grad_norm).
 double clip_grad_norm(float* g, int64_t n, double max_norm, const RowFlags& live = {});
 
 // Scales g in place by coef (shared by clipping and callers that computed the norm across slabs themselves).

@@ -13,10 +13,10 @@ namespace {
 template <bool kCopy>
 void adamw_loop(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                 float decay_mul, float b1, float b2, float one_b1, float one_b2, float neg_step_size,
-                float bc2_sqrt, float eps, bf16* param_bf16) {
+                float bc2_sqrt, float eps, bf16* param_bf16, float grad_scale) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
+    const float g = grad[i] * grad_scale;  // x * 1.0f is x, NaN and infinities included
     const float p = param[i] * decay_mul;
     // torch's add_(alpha=) and addcmul_ are fused multiply-adds on CPU; the rest is unfused.
     const float m = std::fma(g, one_b1, exp_avg[i] * b1);
@@ -48,7 +48,7 @@ void decay_only(float* param, int64_t n, float decay_mul, bf16* param_bf16) {
 }  // namespace
 
 void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
-                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16) {
+                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16, float grad_scale) {
   CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
   const float decay_mul = decay ? decay_multiplier(h) : 1.0f;
   const float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
@@ -61,10 +61,10 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
   const float eps = static_cast<float>(h.eps);
   if (param_bf16)
     adamw_loop<true>(param, grad, exp_avg, exp_avg_sq, n, decay_mul, b1, b2, one_b1, one_b2, neg_step_size,
-                     bc2_sqrt, eps, param_bf16);
+                     bc2_sqrt, eps, param_bf16, grad_scale);
   else
     adamw_loop<false>(param, grad, exp_avg, exp_avg_sq, n, decay_mul, b1, b2, one_b1, one_b2, neg_step_size,
-                      bc2_sqrt, eps, nullptr);
+                      bc2_sqrt, eps, nullptr, grad_scale);
 }
 
 namespace {
@@ -89,13 +89,14 @@ void for_each_run(const std::vector<SlabRange>& ranges, Fn&& fn) {
 
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                 const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step, bf16* param_bf16,
-                const RowFlags& touched) {
+                const RowFlags& touched, float grad_scale) {
   CT_CHECK(step >= 1, "adamw: step must be >= 1, got ", step);
+  CT_CHECK(std::isfinite(grad_scale), "adamw: gradient scale must be finite, got ", grad_scale);
   for_each_run(ranges, [&](int64_t off, int64_t n, bool decay) {
     for_each_flag_run(touched, off, off + n, [&](int64_t b, int64_t e, bool flagged) {
       if (flagged)
         adamw_update(param + b, grad + b, exp_avg + b, exp_avg_sq + b, e - b, h, step, decay,
-                     param_bf16 ? param_bf16 + b : nullptr);
+                     param_bf16 ? param_bf16 + b : nullptr, grad_scale);
       else
         decay_only(param + b, e - b, decay ? decay_multiplier(h) : 1.0f,
                    param_bf16 ? param_bf16 + b : nullptr);

@@ -29,9 +29,11 @@ struct AdamWHyper {
 // One AdamW update over n elements; `step` is the 1-based count INCLUDING this update (torch increments
 // first). Updates param, exp_avg, exp_avg_sq in place. decay=false skips the weight decay term. param_bf16,
 // when not null, receives bf16(param) in the same pass: the bf16 path's weight copies, refreshed without a
-// second pass over the slab.
+// second pass over the slab. Each gradient is read as grad[i] * grad_scale (a float product): clipping's
+// coefficient (kernels::clip_coefficient) applied in this pass instead of a pass of its own, same bits.
 void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
-                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16 = nullptr);
+                  const AdamWHyper& h, int64_t step, bool decay, bf16* param_bf16 = nullptr,
+                  float grad_scale = 1.0f);
 
 // adamw_update over every range of the slab (ranges index param/grad/exp_avg/exp_avg_sq/param_bf16 alike).
 // `touched`: rows of one tensor that ever had a gradient; every other row of it must have a zero (+0.0)
@@ -39,10 +41,11 @@ void adamw_update(float* param, const float* grad, float* exp_avg, float* exp_av
 // -lr/bc1 * 0 / (sqrt(0)/sqrt(bc2) + eps) = -0 and the moments stay +0, so it gets the weight decay alone,
 // computed as adamw_update computes it (same bits), and its moments and gradient are not read. Without decay
 // the row is not visited at all, so its bf16 copy keeps what it held (the word embeddings' copies, which no
-// matmul reads unless a tied decoder makes every row touched).
+// matmul reads unless a tied decoder makes every row touched). grad_scale must be finite (a NaN clipping
+// coefficient poisons every row: scale in place and take every row as touched instead).
 void adamw_step(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                 const std::vector<SlabRange>& ranges, const AdamWHyper& h, int64_t step,
-                bf16* param_bf16 = nullptr, const RowFlags& touched = {});
+                bf16* param_bf16 = nullptr, const RowFlags& touched = {}, float grad_scale = 1.0f);
 
 struct SgdHyper {
   double lr = 1e-3, momentum = 0.0, weight_decay = 0.0;

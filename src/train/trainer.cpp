@@ -170,7 +170,7 @@ void Trainer::log(nlohmann::json entry) {
   if (writes_files()) pending_lines_.push_back(entry.dump());
 }
 
-void Trainer::optimizer_step(double lr) {
+void Trainer::optimizer_step(double lr, float grad_scale) {
   const auto ranges = decay_ranges(model_.params());
   const int64_t step = ++optimizer_steps_;
   const auto& t = args_;
@@ -179,12 +179,13 @@ void Trainer::optimizer_step(double lr) {
   bf16* copies = model_.low_precision_weights();
   if (t.optim == "sgd") {
     kernels::SgdHyper h{lr, 0.0, t.weight_decay};
+    CT_CHECK(grad_scale == 1.0f, "optimizer: sgd takes its gradients scaled in place");
     kernels::sgd_step(model_.params_data(), model_.grads_data(), nullptr, ranges, h, step, copies);
   } else {
     kernels::AdamWHyper h{lr, t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay};
     touched_rows_.add(model_.word_grad_rows());
     kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
-                        ranges, h, step, copies, model_.word_embedding_rows(touched_rows_));
+                        ranges, h, step, copies, model_.word_embedding_rows(touched_rows_), grad_scale);
   }
   model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
   // Dense (CORETRAIN_DENSE_WORD_GRAD=1): the next backward zeroes the whole table, as before row tracking.
@@ -381,12 +382,17 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
           model_.word_grad_rows().add_all();
       }
       const kernels::RowFlags live = model_.word_embedding_rows(model_.word_grad_rows());
-      double gnorm = t.max_grad_norm > 0
-                         ? kernels::clip_grad_norm(model_.grads_data(), n, t.max_grad_norm, live)
-                         : kernels::grad_norm(model_.grads_data(), n, live);
-      if (t.max_grad_norm > 0 && std::isnan(gnorm)) model_.word_grad_rows().add_all();  // scaled by NaN
+      const double gnorm = kernels::grad_norm(model_.grads_data(), n, live);
+      float grad_scale = t.max_grad_norm > 0 ? kernels::clip_coefficient(gnorm, t.max_grad_norm) : 1.0f;
+      // AdamW applies the clipping coefficient as it reads each gradient (one pass over them fewer); SGD, and
+      // a NaN coefficient (which poisons every row, as in torch), scale them in place first.
+      if (std::isnan(grad_scale) || (grad_scale != 1.0f && t.optim == "sgd")) {
+        kernels::scale_grads(model_.grads_data(), n, grad_scale, live);
+        if (std::isnan(grad_scale)) model_.word_grad_rows().add_all();
+        grad_scale = 1.0f;
+      }
       const double lr = schedule.lr_at(state_.global_step);
-      optimizer_step(lr);
+      optimizer_step(lr, grad_scale);
       ++state_.global_step;
       state_.epoch = static_cast<double>(epoch) +
                      static_cast<double>(micro_in_epoch) / static_cast<double>(batches_per_epoch);

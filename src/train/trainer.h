@@ -107,7 +107,8 @@ class Trainer {
   // Returns the plan that wrote the checkpoint on rank 0 (world 0 when its rng_state files do not say).
   TrainPlan load_checkpoint(const std::string& dir, const LrSchedule& schedule);
   data::SamplerOptions sampler_options(const TaskSplit& train) const;
-  void optimizer_step(double lr);
+  // grad_scale: clipping's coefficient, applied by AdamW as it reads the gradients (1 for SGD).
+  void optimizer_step(double lr, float grad_scale);
   nlohmann::json prediction_metrics(const TaskSplit& split, const std::string& prefix, bool write_files);
   void log(nlohmann::json entry);
 

@@ -30,6 +30,18 @@ TEST(GradNorm, NoClipBelowMaxOrWhenDisabled) {
   EXPECT_EQ(big, big0);
 }
 
+TEST(GradNorm, CoefficientIsTorchsClampedToOne) {
+  EXPECT_EQ(clip_coefficient(13.0, 1.0), static_cast<float>(1.0 / (13.0 + 1e-6)));
+  EXPECT_EQ(clip_coefficient(0.5, 1.0), 1.0f);
+  EXPECT_EQ(clip_coefficient(1.0, 1.0), static_cast<float>(1.0 / (1.0 + 1e-6)));  // < 1 by the 1e-6
+  EXPECT_EQ(clip_coefficient(1.0 - 1e-6, 1.0), 1.0f);
+  EXPECT_TRUE(std::isnan(clip_coefficient(NAN, 1.0)));
+  EXPECT_EQ(clip_coefficient(INFINITY, 1.0), 0.0f);
+  std::vector<float> g{3.0f, 4.0f}, h = g;
+  scale_grads(g.data(), 2, 1.0f);
+  EXPECT_EQ(g, h);
+}
+
 TEST(GradNorm, SameForAnyThreadCountAndMatchesDoubleSum) {
   const int64_t n = 1000001;
   auto g = test::randn(n, 9);

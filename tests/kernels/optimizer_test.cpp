@@ -3,7 +3,10 @@
 #include "kernels/optimizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+
+#include "kernels/grad_norm.h"
 
 #include "core/error.h"
 #include "test_util.h"
@@ -163,9 +166,51 @@ TEST(Optimizer, UntouchedRowsGetTheDenseUpdateBitForBit) {
   }
 }
 
+// Clipping folded into the update: AdamW reading grad * clip_coefficient gives the bits of scaling the
+// gradients in place first (clip_grad_norm) and updating with them, on a slab with untouched rows, over
+// steps that clip and steps that do not.
+TEST(Optimizer, ClipCoefficientAppliedInThePassEqualsClippingInPlace) {
+  const int64_t off = 777, rows = 300, width = 16, n = off + rows * width + 4099;
+  const std::vector<SlabRange> ranges{
+      {0, off, true}, {off, rows * width, true}, {off + rows * width, 4099, false}};
+  std::vector<float> p = test::randn(n, 5, 0.02f), m(n), v(n), pc = p, mc(n), vc(n);
+  std::vector<bf16> copy(n), copyc(n);
+  std::vector<uint8_t> touched(rows, 0), live(rows, 0);
+  int clipped = 0;
+  for (int s = 0; s < 4; ++s) {
+    std::vector<float> g = test::randn(n, 50 + s, s == 2 ? 1e-4f : 1.0f);  // step 2: norm < 1, no clipping
+    std::fill(g.begin() + off, g.begin() + off + rows * width, 0.0f);
+    std::fill(live.begin(), live.end(), 0);
+    for (int64_t r : {int64_t{7} * s, int64_t{150} + s}) {
+      const auto rg = test::randn(width, 90 + s * 3 + r, s == 2 ? 1e-4f : 1.0f);
+      std::copy(rg.begin(), rg.end(), g.begin() + off + r * width);
+      touched[static_cast<size_t>(r)] = live[static_cast<size_t>(r)] = 1;
+    }
+    const RowFlags lf{off, rows, width, live.data()}, tf{off, rows, width, touched.data()};
+    const AdamWHyper h{1e-3, 0.9, 0.999, 1e-8, 0.01};
+    std::vector<float> gc = g;
+    const float coef = clip_coefficient(grad_norm(g.data(), n, lf), 1.0);
+    clipped += coef < 1.0f;
+    EXPECT_EQ(clip_grad_norm(gc.data(), n, 1.0, lf), grad_norm(g.data(), n, lf));
+    adamw_step(p.data(), g.data(), m.data(), v.data(), ranges, h, s + 1, copy.data(), tf, coef);
+    adamw_step(pc.data(), gc.data(), mc.data(), vc.data(), ranges, h, s + 1, copyc.data(), tf);
+  }
+  EXPECT_EQ(clipped, 3);
+  auto same = [](const auto& a, const auto& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  };
+  EXPECT_TRUE(same(p, pc));
+  EXPECT_TRUE(same(m, mc));
+  EXPECT_TRUE(same(v, vc));
+  EXPECT_TRUE(same(copy, copyc));
+}
+
 TEST(Optimizer, BadArgumentsThrow) {
   std::vector<float> p(4), g(4), m(4), v(4);
   EXPECT_THROW(adamw_update(p.data(), g.data(), m.data(), v.data(), 4, AdamWHyper{}, 0, true), Error);
+  EXPECT_THROW(
+      adamw_step(p.data(), g.data(), m.data(), v.data(), {{0, 4, true}}, AdamWHyper{}, 1, nullptr, {}, NAN),
+      Error);
   EXPECT_THROW(sgd_update(p.data(), g.data(), nullptr, 4, SgdHyper{0.1, 0.9, 0.0}, 1, true), Error);
 }
 
