@@ -175,7 +175,11 @@ struct EncoderModel::DebertaState {
     Act relp;    // [R, H] the relative embeddings after this layer's pos_dropout (empty when p = 0)
     Act kr, qr;  // [R, H] relative embeddings through the key (c2p) / query (p2c) projections
     std::vector<float> probs;  // per sequence [NH, L, L], XSoftmax output before dropout
-    Act ctx;                   // [N, H]
+    // Training: the dropped probabilities P V read (bf16, or f32 with dropout), laid out as probs, so that
+    // backward reads them (and their keep mask) instead of drawing every Philox word again. Empty otherwise.
+    std::vector<float> pd;
+    std::vector<bf16> pd_b;
+    Act ctx;  // [N, H]
     std::vector<float> res1, mean1, rstd1;
     Act h1;
     std::vector<float> inter;  // [N, I] pre-activation
@@ -227,8 +231,10 @@ int64_t EncoderModel::deberta_bytes() const {
   };
   for (const auto& l : s.layers) {
     for (const Act* a : {&l.x, &l.qkv, &l.relp, &l.kr, &l.qr, &l.ctx, &l.h1, &l.act}) act(*a);
-    for (const auto* v : {&l.probs, &l.res1, &l.mean1, &l.rstd1, &l.inter, &l.res2, &l.mean2, &l.rstd2})
+    for (const auto* v :
+         {&l.probs, &l.pd, &l.res1, &l.mean1, &l.rstd1, &l.inter, &l.res2, &l.mean2, &l.rstd2})
       add(*v);
+    add(l.pd_b);
   }
   for (const auto* v : {&s.dres, &s.dx, &s.dctx, &s.dinter, &s.dact, &s.dqkv, &s.dkr, &s.dqr, &s.dkr_seq,
                         &s.dqr_seq, &s.drel, &s.drel_total, &s.demb, &s.emb_pre})
@@ -422,6 +428,9 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
     a.probs.resize(static_cast<size_t>(probs_elems));
     a.ctx.resize(N * H, lowp);
     const kernels::DropoutSite attn_site = site(p_attn, sid);
+    // Kept for backward (training): bf16, or f32 with dropout (without, P V reads the probabilities).
+    a.pd.resize(keep && !lowp && attn_site.p > 0.0f ? static_cast<size_t>(probs_elems) : 0);
+    a.pd_b.resize(keep && lowp ? static_cast<size_t>(probs_elems) : 0);
     // One task per (sequence, head), its products on its own thread: the head's scores, position terms and
     // probabilities stay in its core's caches from the first product to the last (per-sequence passes over
     // [heads, L, L] went through memory between phases), and a batch gives B x heads tasks, not twelve.
@@ -449,9 +458,11 @@ float EncoderModel::deberta_forward(const Batch& batch, const StepOptions& optio
           kernels::disentangled_bias_forward(Sh, len, c2p_h, p2c_h, W, plan, inv_scale, 0, len);
         }
         const float* m = s.mask.empty() ? nullptr : s.mask.data() + r0;
-        // P V reads dropout(probs): f32 rows of t_pd, bf16 rows of t_pd_b, or the probabilities themselves.
-        float* pd = drop && !lowp ? grown(t_pd, len * len) : nullptr;
-        bf16* pd_b = lowp ? grown(t_pd_b, len * len) : nullptr;
+        // P V reads dropout(probs): f32 rows, bf16 rows, or the probabilities themselves; kept in the layer
+        // when training, in per-thread scratch otherwise.
+        const int64_t at = s.probs_off[b] + h * len * len;
+        float* pd = drop && !lowp ? (a.pd.empty() ? grown(t_pd, len * len) : a.pd.data() + at) : nullptr;
+        bf16* pd_b = lowp ? (a.pd_b.empty() ? grown(t_pd_b, len * len) : a.pd_b.data() + at) : nullptr;
         // XSoftmax: masked keys get probability 0, a masked query's row is all 0. Each row's dropout (and
         // bf16 copy) follows its softmax while the row is in cache.
         for (int64_t i = 0; i < len; ++i) {
@@ -561,7 +572,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
   resize(s.dres, N * H);
   resize(s.dctx, N * H);
   resize(s.dact, N * I);
-  resize(s.dinter, N * I);
+  if (!lowp) resize(s.dinter, N * I);  // bf16: dinter_b alone
   resize(s.dqkv, N * 3 * H);
   if (lowp) {
     resize(s.dres_b, N * H);
@@ -618,12 +629,13 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     linear_backward_input(s.dact.data(), mm(s.dres, s.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, s.dres.data(), mm(s.dres, s.dres_b),
                            a.act.mm(lowp), N, I, H, dt, accumulate);
-    kernels::activation_backward(s.dinter.data(), s.dact.data(), a.inter.data(), N * I, act, false,
-                                 lowp ? s.dinter_b.data() : nullptr);
-    kernels::linear_backward(s.dx.data(), nullptr, nullptr, s.dinter.data(), mm(s.dinter, s.dinter_b),
-                             a.h1.mm(lowp), weight(lo.ffn_in_w), N, H, I, dt);
-    linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, s.dinter.data(), mm(s.dinter, s.dinter_b),
-                           a.h1.mm(lowp), N, H, I, dt, accumulate);
+    // FFN-in's bias gradient in the same pass; bf16 writes only the matmuls' bf16 operand.
+    kernels::activation_bias_backward(lowp ? nullptr : s.dinter.data(), lowp ? s.dinter_b.data() : nullptr,
+                                      G + lo.ffn_in_b, s.dact.data(), a.inter.data(), N, I, act);
+    kernels::linear_backward(s.dx.data(), nullptr, nullptr, nullptr, mm(s.dinter, s.dinter_b), a.h1.mm(lowp),
+                             weight(lo.ffn_in_w), N, H, I, dt);
+    linear_backward_params(G + lo.ffn_in_w, nullptr, nullptr, mm(s.dinter, s.dinter_b), a.h1.mm(lowp), N, H,
+                           I, dt, accumulate);
 
     // LN1, attention output.
     kernels::dropout_residual_layernorm_backward(
@@ -641,19 +653,19 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     // on which thread ran what.
     const kernels::DropoutSite attn_site = site(p_attn, sid);
     const bool drop = attn_site.p > 0.0f, pos = rel && (c2p || p2c);
+    CT_CHECK(
+        a.pd_b.size() == (lowp ? a.probs.size() : 0) && a.pd.size() == (drop && !lowp ? a.probs.size() : 0),
+        "model backward: layer ", l, " kept no dropped attention probabilities for this precision");
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < NH; ++h) {
         const int64_t r0 = s.row0(b), len = s.rows(b);
         const int64_t q_off = r0 * 3 * H + h * D;
         const float* Sh = a.probs.data() + s.probs_off[b] + h * len * len;
-        // The dropped probabilities (V's gradient reads them).
-        float* pd = drop && !lowp ? grown(t_pd, len * len) : nullptr;
-        bf16* pd_b = lowp ? grown(t_pd_b, len * len) : nullptr;
-        if (pd || pd_b)
-          for (int64_t i = 0; i < len; ++i)
-            dropped_row(pd ? pd + i * len : nullptr, pd_b ? pd_b + i * len : nullptr, Sh + i * len, len,
-                        attn_row_site(attn_site, b, h, i, NH, T));
+        // The dropped probabilities forward kept (V's gradient reads them).
+        const int64_t at = s.probs_off[b] + h * len * len;
+        const float* pd = drop && !lowp ? a.pd.data() + at : nullptr;
+        const bf16* pd_b = lowp ? a.pd_b.data() + at : nullptr;
         const void* PDmm = lowp ? static_cast<const void*>(pd_b) : static_cast<const void*>(drop ? pd : Sh);
         const void* dctx_h = lowp ? static_cast<const void*>(s.dctx_b.data() + r0 * H + h * D)
                                   : static_cast<const void*>(s.dctx.data() + r0 * H + h * D);
