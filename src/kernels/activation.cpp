@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "kernels/column_blocks.h"
 #include "kernels/vec_math.h"
 
 namespace ct::kernels {
@@ -185,78 +184,6 @@ void activation_backward(float* dinp, const float* dout, const float* inp, int64
 void activation_backward(float* dinp, const float* dout, const bf16* inp, int64_t n, Activation act,
                          bool accumulate, bf16* dinp_bf16) {
   backward_entry(dinp, dout, inp, n, act, accumulate, dinp_bf16);
-}
-
-namespace {
-
-// Column blocks walking rows in order (kernels/column_blocks.h): each gradient is computed as backward_loop
-// computes it, stored (f32 and / or bf16) and added to its column's sum, which is bias_backward's sum of the
-// stored f32 value, bit for bit.
-template <bool kF32, bool kBf16, Activation kAct, class TIn>
-void bias_loop(float* __restrict dinp, bf16* __restrict dinp_bf16, float* __restrict dbias,
-               const float* __restrict dout, const TIn* __restrict inp, int64_t rows, int64_t cols) {
-  const bool parallel = rows * cols > 16384;
-  const ColumnBlocks cb(cols, parallel);
-#pragma omp parallel for schedule(static) if (parallel && cb.count > 1)
-  for (int64_t blk = 0; blk < cb.count; ++blk) {
-    const int64_t c0 = cb.begin(blk), c1 = cb.end(blk, cols);
-    float acc[ColumnBlocks::kMaxWidth] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t o = r * cols;
-#pragma omp simd
-      for (int64_t c = c0; c < c1; ++c) {
-        const float g = grad_of(load_in(inp, o + c), dout[o + c], kAct);
-        if constexpr (kF32) dinp[o + c] = g;
-        if constexpr (kBf16) dinp_bf16[o + c].bits = f32_to_bf16_bits(g);
-        acc[c - c0] += g;
-      }
-    }
-    for (int64_t c = c0; c < c1; ++c) dbias[c] += acc[c - c0];
-  }
-}
-
-template <bool kF32, bool kBf16, class TIn>
-void bias_impl(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const TIn* inp, int64_t rows,
-               int64_t cols, Activation act) {
-  switch (act) {
-    case Activation::gelu:
-      bias_loop<kF32, kBf16, Activation::gelu>(dinp, dinp_bf16, dbias, dout, inp, rows, cols);
-      break;
-    case Activation::gelu_tanh:
-      bias_loop<kF32, kBf16, Activation::gelu_tanh>(dinp, dinp_bf16, dbias, dout, inp, rows, cols);
-      break;
-    case Activation::relu:
-      bias_loop<kF32, kBf16, Activation::relu>(dinp, dinp_bf16, dbias, dout, inp, rows, cols);
-      break;
-    case Activation::tanh:
-      bias_loop<kF32, kBf16, Activation::tanh>(dinp, dinp_bf16, dbias, dout, inp, rows, cols);
-      break;
-  }
-}
-
-template <class TIn>
-void bias_entry(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const TIn* inp, int64_t rows,
-                int64_t cols, Activation act) {
-  CT_CHECK(dinp || dinp_bf16, "activation_bias_backward: no output");
-  CT_CHECK(dbias, "activation_bias_backward: no bias gradient");
-  if (dinp && dinp_bf16)
-    bias_impl<true, true>(dinp, dinp_bf16, dbias, dout, inp, rows, cols, act);
-  else if (dinp)
-    bias_impl<true, false>(dinp, nullptr, dbias, dout, inp, rows, cols, act);
-  else
-    bias_impl<false, true>(nullptr, dinp_bf16, dbias, dout, inp, rows, cols, act);
-}
-
-}  // namespace
-
-void activation_bias_backward(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const float* inp,
-                              int64_t rows, int64_t cols, Activation act) {
-  bias_entry(dinp, dinp_bf16, dbias, dout, inp, rows, cols, act);
-}
-
-void activation_bias_backward(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const bf16* inp,
-                              int64_t rows, int64_t cols, Activation act) {
-  bias_entry(dinp, dinp_bf16, dbias, dout, inp, rows, cols, act);
 }
 
 double activation_reference(double x, Activation act) {

@@ -32,15 +32,6 @@ void activation_backward(float* dinp, const float* dout, const float* inp, int64
 void activation_backward(float* dinp, const float* dout, const bf16* inp, int64_t n, Activation act,
                          bool accumulate = true, bf16* dinp_bf16 = nullptr);
 
-// The activation's backward and the bias gradient of the Linear that produced its input, in one pass over
-// [rows, cols]: dinp = dout * act'(inp) (OVERWRITES; into dinp in f32 and / or dinp_bf16 in bf16, either may
-// be null: the bf16 path's matmuls read only the bf16 copy) and dbias[cols] += the column sums of dinp, the
-// very sums bias_backward would compute from the f32 dinp (each column's rows in order, any thread count).
-void activation_bias_backward(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const float* inp,
-                              int64_t rows, int64_t cols, Activation act);
-void activation_bias_backward(float* dinp, bf16* dinp_bf16, float* dbias, const float* dout, const bf16* inp,
-                              int64_t rows, int64_t cols, Activation act);
-
 // Scalar references (double math) for the tests.
 double activation_reference(double x, Activation act);
 double activation_grad_reference(double x, Activation act);

@@ -1,7 +1,6 @@
 // Linear forward/backward as three gemm descriptors (weights stay [out, in]; transposes are layout flags).
 #include "kernels/linear.h"
 
-#include "kernels/column_blocks.h"
 #include "kernels/gemm.h"
 
 namespace ct::kernels {
@@ -67,12 +66,14 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
 }
 
 void bias_backward(float* dbias, const float* dout, int64_t BT, int64_t OC) {
-  const bool parallel = BT * OC > 16384;
-  const ColumnBlocks cb(OC, parallel);
-#pragma omp parallel for schedule(static) if (parallel && cb.count > 1)
-  for (int64_t blk = 0; blk < cb.count; ++blk) {
-    const int64_t c0 = cb.begin(blk), c1 = cb.end(blk, OC);
-    float acc[ColumnBlocks::kMaxWidth] = {};
+  // Each column sums its rows in order whatever the column split, so results do not depend on thread count;
+  // wide blocks keep the row reads long and contiguous.
+  constexpr int64_t kCols = 512;
+  const int64_t nblocks = (OC + kCols - 1) / kCols;
+#pragma omp parallel for schedule(static) if (BT * OC > 16384)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t c0 = blk * kCols, c1 = c0 + kCols < OC ? c0 + kCols : OC;
+    float acc[kCols] = {};
     for (int64_t r = 0; r < BT; ++r) {
       const float* d = dout + r * OC;
 #pragma omp simd

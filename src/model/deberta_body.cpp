@@ -572,7 +572,7 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
   resize(s.dres, N * H);
   resize(s.dctx, N * H);
   resize(s.dact, N * I);
-  if (!lowp) resize(s.dinter, N * I);  // bf16: dinter_b alone
+  resize(s.dinter, N * I);
   resize(s.dqkv, N * 3 * H);
   if (lowp) {
     resize(s.dres_b, N * H);
@@ -629,13 +629,12 @@ void EncoderModel::deberta_backward(const GradReadyFn& on_ready, float loss_scal
     linear_backward_input(s.dact.data(), mm(s.dres, s.dres_b), weight(lo.ffn_out_w), N, I, H, dt);
     linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, s.dres.data(), mm(s.dres, s.dres_b),
                            a.act.mm(lowp), N, I, H, dt, accumulate);
-    // FFN-in's bias gradient in the same pass; bf16 writes only the matmuls' bf16 operand.
-    kernels::activation_bias_backward(lowp ? nullptr : s.dinter.data(), lowp ? s.dinter_b.data() : nullptr,
-                                      G + lo.ffn_in_b, s.dact.data(), a.inter.data(), N, I, act);
-    kernels::linear_backward(s.dx.data(), nullptr, nullptr, nullptr, mm(s.dinter, s.dinter_b), a.h1.mm(lowp),
-                             weight(lo.ffn_in_w), N, H, I, dt);
-    linear_backward_params(G + lo.ffn_in_w, nullptr, nullptr, mm(s.dinter, s.dinter_b), a.h1.mm(lowp), N, H,
-                           I, dt, accumulate);
+    kernels::activation_backward(s.dinter.data(), s.dact.data(), a.inter.data(), N * I, act, false,
+                                 lowp ? s.dinter_b.data() : nullptr);
+    kernels::linear_backward(s.dx.data(), nullptr, nullptr, s.dinter.data(), mm(s.dinter, s.dinter_b),
+                             a.h1.mm(lowp), weight(lo.ffn_in_w), N, H, I, dt);
+    linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, s.dinter.data(), mm(s.dinter, s.dinter_b),
+                           a.h1.mm(lowp), N, H, I, dt, accumulate);
 
     // LN1, attention output.
     kernels::dropout_residual_layernorm_backward(

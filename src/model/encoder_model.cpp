@@ -352,9 +352,9 @@ void EncoderModel::ensure_buffers(int64_t B, int64_t T, int64_t tokens, int64_t 
   b->dx = b->alloc<float>(N * H);
   b->dres = b->alloc<float>(N * H);
   b->dctx = b->alloc<float>(N * H);
-  if (all_layers) {  // backward only (the forward's scratch is dx, dres and dctx)
+  if (all_layers) {  // backward only (the forward's scratch is dx, dres, dctx and, training, dinter)
     b->dact = b->alloc<float>(N * I);
-    if (dt != DType::bf16) b->dinter = b->alloc<float>(N * I);  // bf16: dinter_b alone
+    b->dinter = b->alloc<float>(N * I);
     b->dqkv = b->alloc<float>(N * 3 * H);
   }
   if (dt == DType::bf16 && all_layers) {
@@ -736,18 +736,18 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
       linear_backward_params(G + lo.ffn_out_w, G + lo.ffn_out_b, bf.dres, mm(bf.dres, bf.dres_b), a.act, rows,
                              I, H, dt, accumulate);
       report(lo.ffn_out_w, lo.ln2_w);
-      // Overwrites (no zeroing pass), with FFN-in's bias gradient in the same pass; bf16 writes only the
-      // matmuls' bf16 operand (no f32 gradient, which only the bias sums read).
+      // Overwrites (no zeroing pass) and writes the bf16 operand copy in the same pass.
       if (lowp)
-        kernels::activation_bias_backward(nullptr, bf.dinter_b, G + lo.ffn_in_b, bf.dact,
-                                          reinterpret_cast<const bf16*>(a.inter), rows, I, act);
+        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const bf16*>(a.inter), rows * I,
+                                     act,
+                                     /*accumulate=*/false, bf.dinter_b);
       else
-        kernels::activation_bias_backward(bf.dinter, nullptr, G + lo.ffn_in_b, bf.dact,
-                                          reinterpret_cast<const float*>(a.inter), rows, I, act);
-      kernels::linear_backward(dx, nullptr, nullptr, nullptr, mm(bf.dinter, bf.dinter_b), a.h1,
+        kernels::activation_backward(bf.dinter, bf.dact, reinterpret_cast<const float*>(a.inter), rows * I,
+                                     act, /*accumulate=*/false, nullptr);
+      kernels::linear_backward(dx, nullptr, nullptr, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
                                weight(lo.ffn_in_w), rows, H, I, dt);
-      linear_backward_params(G + lo.ffn_in_w, nullptr, nullptr, mm(bf.dinter, bf.dinter_b), a.h1, rows, H, I,
-                             dt, accumulate);
+      linear_backward_params(G + lo.ffn_in_w, G + lo.ffn_in_b, bf.dinter, mm(bf.dinter, bf.dinter_b), a.h1,
+                             rows, H, I, dt, accumulate);
       report(lo.ffn_in_w, lo.ffn_out_w);
       // DistilBERT's attention output has no dropout.
       kernels::dropout_residual_layernorm_backward(

@@ -1,15 +1,9 @@
 // Activations: vectorized forward/backward vs double references, backward vs finite differences, names.
 #include "kernels/activation.h"
 
-#include <omp.h>
-
-#include <cstring>
 #include <limits>
-#include <string>
-#include <utility>
 
 #include "core/error.h"
-#include "kernels/linear.h"
 #include "test_util.h"
 
 namespace ct::kernels {
@@ -123,63 +117,6 @@ TEST_P(ActivationTest, OverwriteModeAndBf16CopyOfTheGradient) {
   for (int64_t i = 0; i < n; ++i)
     EXPECT_NEAR(added[i], over[i], 1e-6 + 1e-5 * std::fabs(added[i])) << "x=" << x[i];
   for (int64_t i = 0; i < n; ++i) EXPECT_EQ(over_bf[i].bits, to_bf16(over[i]).bits);
-}
-
-// The fused form (the activation's gradient and the bias sums of the Linear before it in one pass) against
-// activation_backward + bias_backward: the same gradient, its bf16 copy, and bias sums that are the column
-// sums of the gradient it wrote, bit for bit, at any thread count; f32 and bf16 forward inputs.
-TEST_P(ActivationTest, BiasFusedBackwardEqualsTheSeparatePasses) {
-  const Activation act = GetParam();
-  const int saved = omp_get_max_threads();
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{301, 2304}, {5, 37}}) {
-    const int64_t n = rows * cols;
-    const auto x = test::randn(n, 7, 3.0f);
-    std::vector<bf16> xb(static_cast<size_t>(n));
-    f32_to_bf16(x.data(), xb.data(), n);
-    const auto dy = test::randn(n, 8);
-    const auto bias0 = test::randn(cols, 9);  // sums are ADDED
-    for (bool bf16_input : {false, true}) {
-      std::vector<float> sep(n), sep_bias = bias0;
-      std::vector<bf16> sep_b(n);
-      if (bf16_input)
-        activation_backward(sep.data(), dy.data(), xb.data(), n, act, false, sep_b.data());
-      else
-        activation_backward(sep.data(), dy.data(), x.data(), n, act, false, sep_b.data());
-      bias_backward(sep_bias.data(), sep.data(), rows, cols);
-      for (int threads : {1, 2, 3}) {
-        omp_set_num_threads(threads);
-        std::vector<float> got(n, std::numeric_limits<float>::quiet_NaN()), got_bias = bias0,
-                                                                            only_bias = bias0;
-        std::vector<bf16> got_b(n), only_b(n);
-        if (bf16_input) {
-          activation_bias_backward(got.data(), got_b.data(), got_bias.data(), dy.data(), xb.data(), rows,
-                                   cols, act);
-          activation_bias_backward(nullptr, only_b.data(), only_bias.data(), dy.data(), xb.data(), rows, cols,
-                                   act);
-        } else {
-          activation_bias_backward(got.data(), got_b.data(), got_bias.data(), dy.data(), x.data(), rows, cols,
-                                   act);
-          activation_bias_backward(nullptr, only_b.data(), only_bias.data(), dy.data(), x.data(), rows, cols,
-                                   act);
-        }
-        const std::string where = std::to_string(rows) + "x" + std::to_string(cols) +
-                                  (bf16_input ? " bf16 input, " : " f32 input, ") + std::to_string(threads) +
-                                  " threads";
-        // The gradient itself: activation_backward's up to how the compiler contracts a multiply-add.
-        for (int64_t i = 0; i < n; ++i)
-          ASSERT_NEAR(got[i], sep[i], 1e-6 + 1e-5 * std::fabs(sep[i])) << where << ", element " << i;
-        std::vector<float> own_bias = bias0;
-        bias_backward(own_bias.data(), got.data(), rows, cols);
-        EXPECT_EQ(std::memcmp(got_bias.data(), own_bias.data(), sizeof(float) * cols), 0) << where;
-        EXPECT_EQ(std::memcmp(only_bias.data(), own_bias.data(), sizeof(float) * cols), 0) << where;
-        for (int64_t i = 0; i < n; ++i) {
-          ASSERT_EQ(got_b[i].bits, to_bf16(got[i]).bits) << where << ", element " << i;
-          ASSERT_EQ(only_b[i].bits, got_b[i].bits) << where << ", element " << i;
-        }
-      }
-    }
-  }
-  omp_set_num_threads(saved);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ActivationTest,
