@@ -264,9 +264,11 @@ double load_t(DType t, const void* p, int64_t i) {
 // Packed batches change their token count every step, and tokens are the rows (M) of a linear layer and the
 // reduction (K) of its weight gradient. One primitive per count would grow the cache without bound (and
 // create, or JIT, a kernel per count: ~20 ms each here), so an unbatched product whose M or K is not a
-// multiple of kQuantum runs as its multiple-of-kQuantum part plus the remainder zero-padded to kQuantum in a
-// scratch copy: every shape it creates has M and K in multiples of kQuantum.
+// multiple of kQuantum runs as its multiple-of-kQuantum part plus the remainder zero-padded in a scratch copy
+// (rows to a multiple of kTailQuantum, the reduction to kQuantum): every shape it creates has M a multiple of
+// kTailQuantum and K a multiple of kQuantum.
 constexpr int64_t kQuantum = 64;
+constexpr int64_t kTailQuantum = 16;
 
 // Separate per role: a row tail's product may itself split its reduction.
 thread_local std::vector<char> t_row_a, t_row_c, t_row_r, t_red_a, t_red_b;
@@ -294,23 +296,27 @@ const void* at_elem(const void* p, int64_t i, DType t) {
 // every copy is a run of contiguous elements.
 void gemm_row_tail(const Gemm& g, const Layout& l, int64_t m0, const void* a, const void* b, void* c) {
   const int64_t rem = g.M - m0;
+  // Padded to a multiple of kTailQuantum rows, not kQuantum: a padded row costs a whole row of the product
+  // (at ~1,240 rows a batch, a 64-row tail computed ~3% of a layer's rows for nothing), and four tail shapes
+  // per product still bound the cache.
+  const int64_t mt = std::min(kQuantum, (rem + kTailQuantum - 1) / kTailQuantum * kTailQuantum);
   Gemm t = g;
-  t.M = kQuantum;
+  t.M = mt;
   t.ldb = l.ldb;
   t.ldc = g.N;
-  void* as = zeroed(t_row_a, kQuantum * g.K * dtype_size(g.a_type));
-  if (g.trans_a) {  // A stored [K, M]: for each k, columns m0.. are contiguous; scratch [K, kQuantum]
-    t.lda = kQuantum;
-    copy_runs(as, kQuantum, at_elem(a, m0, g.a_type), l.lda, g.K, rem, g.a_type);
-  } else {  // A stored [M, K]: rows m0.. ; scratch [kQuantum, K]
+  void* as = zeroed(t_row_a, mt * g.K * dtype_size(g.a_type));
+  if (g.trans_a) {  // A stored [K, M]: for each k, columns m0.. are contiguous; scratch [K, mt]
+    t.lda = mt;
+    copy_runs(as, mt, at_elem(a, m0, g.a_type), l.lda, g.K, rem, g.a_type);
+  } else {  // A stored [M, K]: rows m0.. ; scratch [mt, K]
     t.lda = g.K;
     copy_runs(as, g.K, at_elem(a, m0 * l.lda, g.a_type), l.lda, rem, g.K, g.a_type);
   }
-  void* cs = zeroed(t_row_c, kQuantum * g.N * dtype_size(g.c_type));
+  void* cs = zeroed(t_row_c, mt * g.N * dtype_size(g.c_type));
   void* c_tail = const_cast<void*>(at_elem(c, m0 * l.ldc, g.c_type));
   if (g.accumulate) copy_runs(cs, g.N, c_tail, l.ldc, rem, g.N, g.c_type);
   if (g.residual) {
-    void* rs = zeroed(t_row_r, kQuantum * g.N * 4);
+    void* rs = zeroed(t_row_r, mt * g.N * 4);
     copy_runs(rs, g.N, g.residual + m0 * l.ldc, l.ldc, rem, g.N, DType::f32);
     t.residual = static_cast<const float*>(rs);
   }
