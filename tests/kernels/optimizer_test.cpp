@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/grad_norm.h"
-
 #include "core/error.h"
+#include "kernels/grad_norm.h"
 #include "test_util.h"
 
 namespace ct::kernels {

@@ -394,8 +394,8 @@ TEST(DebertaModel, DropoutBackwardMatchesFiniteDifferences) {
 // Attention runs as (sequence, head) tasks whatever thread takes them, and the relative embeddings'
 // gradient sums the sequences' shares in sequence order: 2 and 3 threads give the same loss and every
 // gradient bit for bit, with every dropout on, padded and packed, f32 and bf16 (2, not 1: see the attention
-// kernel's test). Where oneDNN's matmuls are its brgemm kernels (AVX-512 and up), which split a product by
-// the threads its primitive was created for.
+// kernel's test). Run where oneDNN's matmuls are its brgemm kernels (AVX-512 and up), whose split of a
+// product follows the thread count its primitive was created for, the same in both runs.
 TEST(DebertaModel, GradientsDoNotDependOnTheThreadCount) {
   if (!kernels::cpu_isa_at_least_avx512())
     GTEST_SKIP() << "oneDNN runs " << kernels::cpu_isa_name()
