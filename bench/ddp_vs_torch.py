@@ -187,7 +187,7 @@ DDP_LINE = re.compile(r"DDP: (\d+) ranks, .*exposed after backward ([0-9.]+)% of
 
 
 def coretrain_run(a, label, ranks, threads, batch, files):
-    out = os.path.join(files["tmp"], f"out_{label}")
+    out = os.path.join(files["tmp"], "out_" + re.sub(r"[^0-9A-Za-z]+", "_", label).strip("_"))
     qa = [a.coretrain, "qa", "--config_name", files["cfg"], "--tokenizer_name", files["tok"],
           "--train_file", files["train"], "--do_train", "--per_device_train_batch_size", str(batch),
           "--max_seq_length", str(a.seq), "--doc_stride", str(a.seq // 3), "--pad_to_max_length", "true",
