@@ -93,6 +93,8 @@ TEST(Peak, MeasuresPositiveRateAndRejectsBadShapes) {
   EXPECT_THROW(measure_matmul_gflops(DType::f32, 0, 48, 64), Error);
   EXPECT_THROW(measure_matmul_gflops(DType::bf16, 32, -1, 64), Error);
   EXPECT_THROW(measure_matmul_gflops(DType::f32, 32, 48, 64, 0), Error);
+  EXPECT_GT(measure_matmul_gflops(DType::f32, 32, 48, 64, 1, 0.01), 0.0);  // repeats for 10 ms
+  EXPECT_THROW(measure_matmul_gflops(DType::f32, 32, 48, 64, 1, -1.0), Error);
 }
 
 TEST(Peak, Bf16MeasuresPositiveRate) {
