@@ -123,12 +123,7 @@ EncoderModel::EncoderModel(const ModelConfig& config, HeadKind head, Precision p
   if (config.is_modernbert()) head_ = make_modernbert_head(head);
   params_owner_ = aligned_alloc_shared(layout_.total * 4);
   params_ = static_cast<float*>(params_owner_.get());
-  if (grad_slab) {
-    grads_ = grad_slab;
-  } else {
-    grads_owner_ = aligned_alloc_shared(layout_.total * 4);
-    grads_ = static_cast<float*>(grads_owner_.get());
-  }
+  grads_ = grad_slab;  // else grads_data() allocates one when a backward first needs it
   if (precision_ == Precision::bf16) set_precision(Precision::bf16);
 }
 
@@ -649,7 +644,16 @@ kernels::DropoutSite EncoderModel::dropout_site(const StepOptions& options, doub
   return s;
 }
 
+float* EncoderModel::grads_data() {
+  if (!grads_) {
+    grads_owner_ = aligned_alloc_shared(layout_.total * 4);
+    grads_ = static_cast<float*>(grads_owner_.get());
+  }
+  return grads_;
+}
+
 void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool accumulate) {
+  grads_data();  // the slab, on a model's first backward
   if (config_.is_modernbert()) return backward_modernbert(on_ready, loss_scale, accumulate);
   if (config_.is_deberta()) return deberta_backward(on_ready, loss_scale, accumulate);
   CT_CHECK(buf_ && buf_->have_forward, "model backward: no forward pass to differentiate");

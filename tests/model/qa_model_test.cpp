@@ -205,6 +205,20 @@ TEST(QaModelBackward, CallerOwnedGradientSlab) {
   EXPECT_TRUE(std::equal(grads.begin(), grads.end(), own.grads_data()));
 }
 
+TEST(QaModelBackward, ForwardOnlyModelHoldsNoGradientSlab) {
+  Golden g = load_golden("bert");
+  QaModel m(g.config, Precision::f32);
+  load_params(m, g);
+  const EncoderModel& view = m;
+  m.forward(batch_of(g), StepOptions{}, nullptr, nullptr);
+  EXPECT_EQ(view.grads_data(), nullptr) << "evaluation allocated a gradient slab";
+  const RunResult trained = run_step(m, g, StepOptions{true, 2, 9, {}});  // the first backward makes it
+  ASSERT_NE(view.grads_data(), nullptr);
+  QaModel fresh(g.config, Precision::f32);
+  load_params(fresh, g);
+  EXPECT_EQ(run_step(fresh, g, StepOptions{true, 2, 9, {}}).grads, trained.grads);
+}
+
 // --- layout and initialization ---
 
 TEST(ParamLayout, HfNamesCountsAndNoDecayRule) {
