@@ -289,8 +289,8 @@ int run_bench_step(int argc, char** argv) {
       3.0 * ct::model::forward_matmul_flops(c, row_len, head, projected);  // real tokens
   const double achieved = model_flops / sec_per_step / 1e9;
   const double faults_per_step = static_cast<double>(faults) / static_cast<double>(times.size());
-  const double rss_mb =
-      peak_rss_mb();  // the steps' peak: the probes' matrices are smaller than the steps' set
+  // The steps' peak: the probes' matrices are smaller than the steps' activations.
+  const double rss_mb = peak_rss_mb();
   const double peak_after =
       ct::kernels::measure_matmul_gflops(peak_dt, N, intermediate, hidden, 5, kPeakProbeSeconds);
   const double peak = std::max(peak_before, peak_after);
