@@ -219,6 +219,7 @@ class CommImpl final : public Communicator {
     return submit(true, [=, this](Lane& l) { do_barrier(l, tmo(o.timeout)); });
   }
   void* shm_alloc(int64_t bytes) override;
+  void* shm_alloc_node(int64_t bytes) override;
 
  private:
   const LaunchInfo& info() const { return boot_->info(); }
@@ -465,6 +466,20 @@ void* CommImpl::shm_alloc(int64_t bytes) {
   std::unique_lock<std::mutex> lock(lane.mu);
   auto work = std::make_shared<WorkImpl>();
   lane.queue.emplace_back([&, bytes] { out = lane.shm->alloc(bytes, timeout_); }, work);
+  lane.cv.notify_all();
+  lock.unlock();
+  work->wait();
+  return out;
+}
+
+void* CommImpl::shm_alloc_node(int64_t bytes) {
+  CT_CHECK(bytes >= 0, "shm_alloc_node: negative size ", bytes);
+  if (!shm_) return nullptr;
+  void* out = nullptr;
+  Lane& lane = *lanes_[0];
+  std::unique_lock<std::mutex> lock(lane.mu);
+  auto work = std::make_shared<WorkImpl>();
+  lane.queue.emplace_back([&, bytes] { out = lane.shm->alloc(bytes, timeout_, /*node_shared=*/true); }, work);
   lane.cv.notify_all();
   lock.unlock();
   work->wait();

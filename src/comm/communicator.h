@@ -118,6 +118,11 @@ class Communicator {
   // allreduce on a buffer inside it (e.g. a DDP gradient bucket) moves no copy in or out. Lives until the
   // Communicator is destroyed. Without shared memory (backend mpi/gloo, one process) it is ordinary memory.
   virtual void* shm_alloc(int64_t bytes) = 0;
+  // One region of the node's shared segment that every local rank maps: the same memory, each rank at its
+  // own address (collective over the node's ranks, like shm_alloc). For state the node's ranks hold once
+  // instead of once each (the optimizer's, sharded: train/node_shard.h). Not a collective's buffer.
+  // Returns null when the ranks of this node share no memory (one rank per node, backend mpi/gloo).
+  virtual void* shm_alloc_node(int64_t bytes) = 0;
 };
 
 // The communicator the launch environment describes (mpirun, torchrun-style env, or a single process).

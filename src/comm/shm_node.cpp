@@ -655,7 +655,7 @@ void ShmChannel::allgather_inplace(void* buf, int64_t count, DType dtype, ShmTim
   pipeline_gather(p + ranges[me_].lo * esz, p, ranges, dtype);
 }
 
-void* ShmChannel::alloc(int64_t bytes, ShmTimeout timeout) {
+void* ShmChannel::alloc(int64_t bytes, ShmTimeout timeout, bool node_shared) {
   begin(kAlloc, bytes, DType::f32, 0, -1, nullptr, timeout);
   if (bytes < 0) fail_op(str("negative size ", bytes));
   size_t stride = round_up(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 4096);
@@ -666,16 +666,16 @@ void* ShmChannel::alloc(int64_t bytes, ShmTimeout timeout) {
   }
   std::string name = str(node_.config_.name, "-a", id);
   ShmSegment seg;
-  if (me_ == 0) seg = ShmSegment::create(name, stride * n_);
+  if (me_ == 0) seg = ShmSegment::create(name, node_shared ? stride : stride * n_);
   arrive();
   wait_all(counter_, true);
   if (me_ != 0 && !ShmSegment::try_open(name, seg)) fail_op(str("segment /dev/shm", name, " vanished"));
   arrive();
   wait_all(counter_, false);
   seg.unlink();
-  uint8_t* mine = seg.data() + me_ * stride;
+  uint8_t* mine = node_shared ? seg.data() : seg.data() + me_ * stride;
   std::lock_guard<std::mutex> lock(node_.alloc_mu_);
-  node_.allocs_.push_back({std::move(seg), stride, static_cast<size_t>(bytes)});
+  node_.allocs_.push_back({std::move(seg), node_shared ? 0 : stride, static_cast<size_t>(bytes)});
   return mine;
 }
 

@@ -59,7 +59,9 @@ class ShmChannel {
   void allgather_inplace(void* buf, int64_t count, DType dtype, ShmTimeout timeout);
 
   // Collective over the node: a region of bytes per rank inside a fresh shared segment; returns my part.
-  void* alloc(int64_t bytes, ShmTimeout timeout);
+  // node_shared: one region of bytes that every rank maps (the same memory at each rank's own address),
+  // which no collective treats as a zero-copy buffer.
+  void* alloc(int64_t bytes, ShmTimeout timeout, bool node_shared = false);
 
  private:
   friend class ShmNode;
@@ -120,7 +122,7 @@ class ShmNode {
   friend class ShmChannel;
   struct Allocation {
     ShmSegment seg;
-    size_t stride;
+    size_t stride;  // 0: one region for the whole node (alloc's node_shared), never a rank's own buffer
     size_t bytes;
   };
   int peer_pid(int r) const;

@@ -158,6 +158,18 @@ Precision resolve_precision(bool bf16_requested) {
 
 EncoderModel::~EncoderModel() = default;
 
+void EncoderModel::use_external_weights(float* params, bf16* weights_bf16) {
+  CT_CHECK(params, "use_external_weights: no parameter storage");
+  CT_CHECK(precision_ != Precision::bf16 || weights_bf16, "use_external_weights: a bf16 model needs bf16 copies");
+  params_ = params;
+  params_owner_.reset();
+  if (precision_ == Precision::bf16) {
+    weights_bf16_ = weights_bf16;
+    weights_bf16_owner_.reset();
+    weights_dirty_ = false;  // the caller wrote every copy
+  }
+}
+
 float* EncoderModel::params_data() {
   weights_dirty_ = true;
   return params_;

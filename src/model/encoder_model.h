@@ -139,6 +139,11 @@ class EncoderModel {
   void mark_weights_changed(bool low_precision_written = false) { weights_dirty_ = !low_precision_written; }
   // bf16 copies of the parameters, laid out like the slab, that bf16 matmuls read; null in f32.
   bf16* low_precision_weights() { return precision_ == Precision::bf16 ? weights_bf16_ : nullptr; }
+  // Moves the model onto parameter storage it does not own (a node's shared memory, where the ranks of a
+  // data-parallel run keep one copy: train/node_shard.h): `params` holds num_params() floats equal to this
+  // model's parameters and, when the model runs in bf16, `weights_bf16` their bf16 copies (every element);
+  // both outlive the model. The model's own storage is freed.
+  void use_external_weights(float* params, bf16* weights_bf16);
 
   // HF _init_weights from ct::Generator(seed): N(0, initializer_range) for Linear and Embedding weights
   // (padding rows zeroed), zero biases, LayerNorm weight 1 / bias 0. Same values for any thread count.

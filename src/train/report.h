@@ -6,9 +6,12 @@
 //   ddp_timing.json     written by coretrain qa at the end of training (optional):
 //       {"world_size", "global_batch", "start_step", "steps", "buckets",
 //        "log_times": [[step, seconds since training started], ...]   (rank 0, one per logging step),
-//        "ranks": [{"rank", "node", "runtime_s", "compute_s", "comm_exposed_s", "eval_save_s"}, ...]}
+//        "ranks": [{"rank", "node", "runtime_s", "compute_s", "comm_exposed_s", "eval_save_s", "optimizer_s",
+//                   "updated_params"}, ...]}
 //     comm_exposed_s: gradient all-reduce time backward did not hide (waited for in DdpReducer::finish);
-//     eval_save_s: evaluation and checkpoints inside the training loop; compute_s: the rest of the runtime.
+//     eval_save_s: evaluation and checkpoints inside the training loop; compute_s: the rest of the runtime;
+//     optimizer_s (inside compute_s): gradient norm, clipping and the update; updated_params: the parameters
+//     this rank updates (all of them, or its slice when the node's ranks share the optimizer state).
 //
 // Plots: training loss, learning rate, gradient norm, eval metrics over steps, throughput (samples/s) per
 // logging interval, per-rank compute vs exposed communication (stacked bars). Each line plot's polyline

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -17,6 +18,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/flops.h"
+#include "model/model_ops.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
 #include "train/stop_signal.h"
@@ -171,11 +173,12 @@ void Trainer::log(nlohmann::json entry) {
 }
 
 void Trainer::optimizer_step(double lr, float grad_scale) {
-  const auto ranges = decay_ranges(model_.params());
+  auto ranges = decay_ranges(model_.params());
+  if (sharded_) ranges = clip_ranges(ranges, shard_.lo, shard_.hi);
   const int64_t step = ++optimizer_steps_;
   const auto& t = args_;
-  // bf16: the update writes the matmuls' bf16 weight copies in the same pass (the ranges span every
-  // parameter, so every copy is current afterwards).
+  // bf16: the update writes the matmuls' bf16 weight copies in the same pass (the ranges, or the node's
+  // ranks' slices together, span every parameter, so every copy is current afterwards).
   bf16* copies = model_.low_precision_weights();
   if (t.optim == "sgd") {
     kernels::SgdHyper h{lr, 0.0, t.weight_decay};
@@ -184,12 +187,43 @@ void Trainer::optimizer_step(double lr, float grad_scale) {
   } else {
     kernels::AdamWHyper h{lr, t.adam_beta1, t.adam_beta2, t.adam_epsilon, t.weight_decay};
     touched_rows_.add(model_.word_grad_rows());
-    kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_.data(), exp_avg_sq_.data(),
-                        ranges, h, step, copies, model_.word_embedding_rows(touched_rows_), grad_scale);
+    kernels::adamw_step(model_.params_data(), model_.grads_data(), exp_avg_data(), exp_avg_sq_data(), ranges,
+                        h, step, copies, model_.word_embedding_rows(touched_rows_), grad_scale);
   }
   model_.mark_weights_changed(/*low_precision_written=*/copies != nullptr);
+  // Every slice written before any rank's next forward reads the weights.
+  if (sharded_) dist_.comm->barrier();
   // Dense (CORETRAIN_DENSE_WORD_GRAD=1): the next backward zeroes the whole table, as before row tracking.
   if (!sparse_word_grad_) model_.word_grad_rows().add_all();
+}
+
+void Trainer::share_node_state() {
+  const int64_t n = model_.num_params();
+  if (!sharded_) {
+    if (!node_shard_wanted(dist_)) return;
+    const bool bf16_copies = model_.low_precision_weights() != nullptr;
+    if (!allocate_node_shard(dist_, n, bf16_copies, /*moments=*/args_.optim != "sgd", shard_)) return;
+    sharded_ = true;
+    if (writes_files())
+      log::info("optimizer: the ", shard_.ranks, " ranks of each node share one copy of the weights",
+                shard_.exp_avg ? " and AdamW's moments" : "", " in shared memory, each updating 1/",
+                shard_.ranks, " of them (ZeRO-1 inside the node; CORETRAIN_REPLICATED_OPTIMIZER=1 turns it off)");
+  }
+  // Every rank holds the same weights and moments here (loaded or broadcast): the node's first rank writes
+  // them once.
+  if (dist_.local_rank == 0) {
+    const float* p = std::as_const(model_).params_data();
+    if (p != shard_.params) std::copy_n(p, n, shard_.params);
+    if (shard_.weights_bf16) model::to_bf16(shard_.weights_bf16, shard_.params, n);
+    if (shard_.exp_avg) {
+      std::copy_n(exp_avg_.data(), n, shard_.exp_avg);
+      std::copy_n(exp_avg_sq_.data(), n, shard_.exp_avg_sq);
+    }
+  }
+  dist_.comm->barrier();
+  model_.use_external_weights(shard_.params, shard_.weights_bf16);
+  std::vector<float>().swap(exp_avg_);
+  std::vector<float>().swap(exp_avg_sq_);
 }
 
 data::SamplerOptions Trainer::sampler_options(const TaskSplit& train) const {
@@ -270,6 +304,8 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
     log::info("  Number of trainable parameters = ", n);
   }
 
+  share_node_state();
+
   const double flos_tok = flos_per_token(model_);
   // MFU on real tokens: this rank's model FLOPs (3x forward, pads not counted) over the matmul peak measured
   // here, now, at the model's FFN shape in the run's precision (what `coretrain bench step` divides by).
@@ -296,6 +332,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   const int64_t global_batch = t.per_device_train_batch_size * dist_.world * accum;
   double step_comm_s = 0;                              // gradient communication backward did not hide
   double eval_save_s = 0;                              // evaluation and checkpoints inside the loop
+  double optimizer_s = 0;                              // norm, clipping, update (and the shard's barrier)
   nlohmann::json log_times = nlohmann::json::array();  // [step, seconds since t0] at every logging step
   int64_t saved_step = -1;  // the step of the last resumable checkpoint this run wrote
 
@@ -384,6 +421,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
         else
           model_.word_grad_rows().add_all();
       }
+      const auto t_opt = Clock::now();
       const kernels::RowFlags live = model_.word_embedding_rows(model_.word_grad_rows());
       const double gnorm = kernels::grad_norm(model_.grads_data(), n, live);
       float grad_scale = t.max_grad_norm > 0 ? kernels::clip_coefficient(gnorm, t.max_grad_norm) : 1.0f;
@@ -396,6 +434,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       }
       const double lr = schedule.lr_at(state_.global_step);
       optimizer_step(lr, grad_scale);
+      optimizer_s += seconds_since(t_opt);
       ++state_.global_step;
       state_.epoch = static_cast<double>(epoch) +
                      static_cast<double>(micro_in_epoch) / static_cast<double>(batches_per_epoch);
@@ -507,6 +546,8 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       {"runtime_s", round_to(runtime, 6)},
       {"comm_exposed_s", round_to(step_comm_s, 6)},
       {"eval_save_s", round_to(eval_save_s, 6)},
+      {"optimizer_s", round_to(optimizer_s, 6)},
+      {"updated_params", sharded_ ? shard_.hi - shard_.lo : n},
       {"compute_s", round_to(std::max(0.0, runtime - step_comm_s - eval_save_s), 6)}};
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : allgather_strings(dist_, mine.dump())) ranks.push_back(nlohmann::json::parse(r));
@@ -603,7 +644,7 @@ void Trainer::save_model(const std::string& dir) const {
   stdfs::create_directories(dir, ec);
   if (ec) fail(dir, ": cannot create (", ec.message(), ")");
   fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config(), model_.head_kind()));
-  model::save_hf_weights(dir + "/model.safetensors", model_.params(), model_.params_data());
+  model::save_hf_weights(dir + "/model.safetensors", model_.params(), std::as_const(model_).params_data());
   if (save_tokenizer_) save_tokenizer_(dir);
   write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_));
 }
@@ -639,8 +680,9 @@ void Trainer::save_checkpoint(const LrSchedule& schedule, bool full) {
       if (t.optim == "sgd") {
         os.exp_avg.assign(static_cast<size_t>(model_.num_params()), 0.f);  // momentum 0: no buffer kept
       } else {
-        os.exp_avg = exp_avg_;
-        os.exp_avg_sq = exp_avg_sq_;
+        const int64_t n = model_.num_params();
+        os.exp_avg.assign(exp_avg_data(), exp_avg_data() + n);
+        os.exp_avg_sq.assign(exp_avg_sq_data(), exp_avg_sq_data() + n);
       }
       save_optimizer_state(w.path(kOptimizerFile), os);
       write_json(w.path(kSchedulerFile), {{"lr_scheduler_type", t.lr_scheduler_type},

@@ -27,6 +27,7 @@
 #include "model/encoder_model.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
+#include "train/node_shard.h"
 #include "train/lr_schedule.h"
 #include "train/task_split.h"
 #include "train/trainer_state.h"
@@ -121,7 +122,14 @@ class Trainer {
   // HF's TrainerState.epoch is None until a training loop starts, and Trainer.log adds "epoch" only when it
   // is not None: an evaluate- or predict-only run's logs and eval_results.json have no "epoch" key.
   bool epoch_known_ = false;
-  std::vector<float> exp_avg_, exp_avg_sq_;
+  std::vector<float> exp_avg_, exp_avg_sq_;  // this rank's own moments, unless sharded_
+  // The node's ranks share the weights and moments and each updates its slice (train/node_shard.h); set by
+  // train() where the node's ranks share memory.
+  NodeShard shard_;
+  bool sharded_ = false;
+  void share_node_state();
+  float* exp_avg_data() { return sharded_ ? shard_.exp_avg : exp_avg_.data(); }
+  float* exp_avg_sq_data() { return sharded_ ? shard_.exp_avg_sq : exp_avg_sq_.data(); }
   // Word-embedding rows that ever had a gradient: AdamW updates those, the others get the weight decay alone
   // (kernels::adamw_step). Rebuilt from the moments on resume. Every row when sparse_word_grad_ is off.
   RowSet touched_rows_;

@@ -285,6 +285,52 @@ TEST_F(Ddp, UntouchedWordEmbeddingRowsAreSkippedExactly) {
   }
 }
 
+// A node's ranks share one copy of the weights and moments and each updates its own slice (ZeRO-1 inside
+// the node, train/node_shard.h); CORETRAIN_REPLICATED_OPTIMIZER=1 has every rank update everything, as
+// before. The update is elementwise and the norm is still taken over the whole gradient, so the weights and
+// the moments are the replicated run's to the byte: AdamW in f32 and bf16 (the shared bf16 copies feed the
+// next forward, so a stale slice would move the loss), SGD, two nodes of two ranks.
+TEST_F(Ddp, NodeRanksShareTheOptimizerStateAndMatchTheReplicatedUpdateBitForBit) {
+  const std::vector<std::string> common = {"--save_strategy", "steps", "--save_steps", "6"};
+  struct Case {
+    int world, local;
+    int64_t batch;
+    std::vector<std::string> extra;
+  };
+  const std::vector<Case> cases = {{2, 2, 2, {"--max_grad_norm", "0.05"}},
+                                   {2, 2, 2, {"--bf16"}},
+                                   {4, 2, 1, {"--optim", "sgd"}}};
+  int k = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(k);
+    std::vector<std::string> extra = common;
+    extra.insert(extra.end(), c.extra.begin(), c.extra.end());
+    const std::string shared = root_ + "/shard" + std::to_string(k) + "_shared",
+                      replicated = root_ + "/shard" + std::to_string(k++) + "_replicated";
+    run_ranks(c.world, c.local, [&](int) { return args(shared, c.batch, extra); });
+    ::setenv("CORETRAIN_REPLICATED_OPTIMIZER", "1", 1);
+    run_ranks(c.world, c.local, [&](int) { return args(replicated, c.batch, extra); });
+    ::unsetenv("CORETRAIN_REPLICATED_OPTIMIZER");
+    for (const char* file : {"/model.safetensors", "/checkpoint-6/optimizer.safetensors"})
+      EXPECT_TRUE(ct::fs::read_file(shared + file) == ct::fs::read_file(replicated + file)) << file;
+    EXPECT_EQ(logged_losses(shared), logged_losses(replicated));
+    // Not vacuous: each rank updated its slice, the slices of a node cover the slab once; replicated, all.
+    const int64_t n = ct::model::make_param_layout(ct::model::load_config(shared + "/config.json")).total;
+    const auto sh = read_json(shared + "/ddp_timing.json")["ranks"],
+               rep = read_json(replicated + "/ddp_timing.json")["ranks"];
+    ASSERT_EQ(sh.size(), static_cast<size_t>(c.world));
+    std::vector<int64_t> per_node(static_cast<size_t>(c.world / c.local), 0);
+    for (size_t r = 0; r < sh.size(); ++r) {
+      const int64_t mine = sh[r]["updated_params"].get<int64_t>();
+      EXPECT_GT(mine, 0);
+      EXPECT_LT(mine, n);
+      per_node[static_cast<size_t>(sh[r]["node"].get<int>())] += mine;
+      EXPECT_EQ(rep[r]["updated_params"].get<int64_t>(), n);
+    }
+    for (int64_t total : per_node) EXPECT_EQ(total, n);
+  }
+}
+
 TEST_F(Ddp, ThreeRanksPadTheEpochAndStayInLockstep) {
   // 10 features over 3 ranks: torch pads the epoch to 12 (repeating its first two), 4 steps per epoch, the
   // same count as 1 rank x 3. Steps 1-3 see the same features in both runs; step 4 of the 3-rank run holds
