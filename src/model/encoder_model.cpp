@@ -160,7 +160,8 @@ EncoderModel::~EncoderModel() = default;
 
 void EncoderModel::use_external_weights(float* params, bf16* weights_bf16) {
   CT_CHECK(params, "use_external_weights: no parameter storage");
-  CT_CHECK(precision_ != Precision::bf16 || weights_bf16, "use_external_weights: a bf16 model needs bf16 copies");
+  CT_CHECK(precision_ != Precision::bf16 || weights_bf16,
+           "use_external_weights: a bf16 model needs bf16 copies");
   params_ = params;
   params_owner_.reset();
   if (precision_ == Precision::bf16) {

@@ -45,7 +45,8 @@ bool allocate_node_shard(const DistContext& dist, int64_t n, bool bf16_copies, b
   const int64_t f32_bytes = n * static_cast<int64_t>(sizeof(float));
   s.params = static_cast<float*>(c.shm_alloc_node(f32_bytes));
   if (!s.params) return false;
-  if (bf16_copies) s.weights_bf16 = static_cast<bf16*>(c.shm_alloc_node(n * static_cast<int64_t>(sizeof(bf16))));
+  if (bf16_copies)
+    s.weights_bf16 = static_cast<bf16*>(c.shm_alloc_node(n * static_cast<int64_t>(sizeof(bf16))));
   if (moments) {
     s.exp_avg = static_cast<float*>(c.shm_alloc_node(f32_bytes));
     s.exp_avg_sq = static_cast<float*>(c.shm_alloc_node(f32_bytes));

@@ -197,27 +197,36 @@ void Trainer::optimizer_step(double lr, float grad_scale) {
   if (!sparse_word_grad_) model_.word_grad_rows().add_all();
 }
 
+void Trainer::allocate_node_state() {
+  if (sharded_ || !node_shard_wanted(dist_)) return;
+  const bool bf16_copies = model_.low_precision_weights() != nullptr;
+  if (!allocate_node_shard(dist_, model_.num_params(), bf16_copies, /*moments=*/args_.optim != "sgd", shard_))
+    return;
+  sharded_ = true;
+  if (writes_files())
+    log::info("optimizer: the ", shard_.ranks, " ranks of each node share one copy of the weights",
+              shard_.exp_avg ? " and AdamW's moments" : "", " in shared memory, each updating 1/",
+              shard_.ranks,
+              " of them (ZeRO-1 inside the node; CORETRAIN_REPLICATED_OPTIMIZER=1 turns it off)");
+}
+
 void Trainer::share_node_state() {
+  if (!sharded_) return;
   const int64_t n = model_.num_params();
-  if (!sharded_) {
-    if (!node_shard_wanted(dist_)) return;
-    const bool bf16_copies = model_.low_precision_weights() != nullptr;
-    if (!allocate_node_shard(dist_, n, bf16_copies, /*moments=*/args_.optim != "sgd", shard_)) return;
-    sharded_ = true;
-    if (writes_files())
-      log::info("optimizer: the ", shard_.ranks, " ranks of each node share one copy of the weights",
-                shard_.exp_avg ? " and AdamW's moments" : "", " in shared memory, each updating 1/",
-                shard_.ranks, " of them (ZeRO-1 inside the node; CORETRAIN_REPLICATED_OPTIMIZER=1 turns it off)");
-  }
-  // Every rank holds the same weights and moments here (loaded or broadcast): the node's first rank writes
-  // them once.
+  // Every rank holds the same weights (and, resuming, moments) here, loaded or broadcast: the node's first
+  // rank writes them once. A fresh run's moments start at zero, never held privately.
   if (dist_.local_rank == 0) {
     const float* p = std::as_const(model_).params_data();
     if (p != shard_.params) std::copy_n(p, n, shard_.params);
     if (shard_.weights_bf16) model::to_bf16(shard_.weights_bf16, shard_.params, n);
     if (shard_.exp_avg) {
-      std::copy_n(exp_avg_.data(), n, shard_.exp_avg);
-      std::copy_n(exp_avg_sq_.data(), n, shard_.exp_avg_sq);
+      if (!exp_avg_.empty()) {
+        std::copy_n(exp_avg_.data(), n, shard_.exp_avg);
+        std::copy_n(exp_avg_sq_.data(), n, shard_.exp_avg_sq);
+      } else {
+        std::fill_n(shard_.exp_avg, n, 0.0f);
+        std::fill_n(shard_.exp_avg_sq, n, 0.0f);
+      }
     }
   }
   dist_.comm->barrier();
@@ -276,8 +285,11 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   state_.eval_steps = t.resolved_eval_steps(max_steps);
   state_.save_steps = t.resolved_save_steps(max_steps);
   state_.train_batch_size = t.per_device_train_batch_size;
-  exp_avg_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
-  exp_avg_sq_.assign(t.optim == "sgd" ? 0 : static_cast<size_t>(n), 0.f);
+  allocate_node_state();
+  // Private moments: this rank's own, or (sharded) a resumed checkpoint's on their way to the shared ones.
+  const bool private_moments = t.optim != "sgd" && (!sharded_ || !resume_from.empty());
+  exp_avg_.assign(private_moments ? static_cast<size_t>(n) : 0, 0.f);
+  exp_avg_sq_.assign(private_moments ? static_cast<size_t>(n) : 0, 0.f);
   optimizer_steps_ = 0;
   touched_rows_ = RowSet(model_.config().vocab_size, /*all=*/!sparse_word_grad_);
 

@@ -27,8 +27,8 @@
 #include "model/encoder_model.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
-#include "train/node_shard.h"
 #include "train/lr_schedule.h"
+#include "train/node_shard.h"
 #include "train/task_split.h"
 #include "train/trainer_state.h"
 #include "train/training_args.h"
@@ -127,7 +127,8 @@ class Trainer {
   // train() where the node's ranks share memory.
   NodeShard shard_;
   bool sharded_ = false;
-  void share_node_state();
+  void allocate_node_state();  // collective over the node; sets sharded_
+  void share_node_state();     // after loading: the weights and moments into the shared regions
   float* exp_avg_data() { return sharded_ ? shard_.exp_avg : exp_avg_.data(); }
   float* exp_avg_sq_data() { return sharded_ ? shard_.exp_avg_sq : exp_avg_sq_.data(); }
   // Word-embedding rows that ever had a gradient: AdamW updates those, the others get the weight decay alone

@@ -297,9 +297,8 @@ TEST_F(Ddp, NodeRanksShareTheOptimizerStateAndMatchTheReplicatedUpdateBitForBit)
     int64_t batch;
     std::vector<std::string> extra;
   };
-  const std::vector<Case> cases = {{2, 2, 2, {"--max_grad_norm", "0.05"}},
-                                   {2, 2, 2, {"--bf16"}},
-                                   {4, 2, 1, {"--optim", "sgd"}}};
+  const std::vector<Case> cases = {
+      {2, 2, 2, {"--max_grad_norm", "0.05"}}, {2, 2, 2, {"--bf16"}}, {4, 2, 1, {"--optim", "sgd"}}};
   int k = 0;
   for (const Case& c : cases) {
     SCOPED_TRACE(k);
@@ -329,6 +328,18 @@ TEST_F(Ddp, NodeRanksShareTheOptimizerStateAndMatchTheReplicatedUpdateBitForBit)
     }
     for (int64_t total : per_node) EXPECT_EQ(total, n);
   }
+  // Resuming: the checkpoint's moments go into the shared regions (not zeros), to the same bytes.
+  const std::string first = root_ + "/shard_resume_first";
+  run_ranks(2, 2, [&](int) { return args(first, 2, {"--save_strategy", "steps", "--save_steps", "3"}); });
+  const std::vector<std::string> resume = {"--resume_from_checkpoint", first + "/checkpoint-3"};
+  run_ranks(2, 2, [&](int) { return args(root_ + "/shard_resume_shared", 2, resume); });
+  ::setenv("CORETRAIN_REPLICATED_OPTIMIZER", "1", 1);
+  run_ranks(2, 2, [&](int) { return args(root_ + "/shard_resume_replicated", 2, resume); });
+  ::unsetenv("CORETRAIN_REPLICATED_OPTIMIZER");
+  EXPECT_TRUE(ct::fs::read_file(root_ + "/shard_resume_shared/model.safetensors") ==
+              ct::fs::read_file(root_ + "/shard_resume_replicated/model.safetensors"));
+  EXPECT_TRUE(ct::fs::read_file(root_ + "/shard_resume_shared/model.safetensors") ==
+              ct::fs::read_file(first + "/model.safetensors"));
 }
 
 TEST_F(Ddp, ThreeRanksPadTheEpochAndStayInLockstep) {

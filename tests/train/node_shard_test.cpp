@@ -1,6 +1,6 @@
-// The slices a node's ranks update (train/node_shard.h): they tile the slab in rank order, start on 64-element
-// boundaries (no cache line of the f32 state or of the bf16 copies is written by two ranks), are within 64
-// elements of equal, and the decay ranges cut to a slice keep their flags.
+// The slices a node's ranks update (train/node_shard.h): they tile the slab in rank order, start on
+// 64-element boundaries (no cache line of the f32 state or of the bf16 copies is written by two ranks), are
+// within 64 elements of equal, and the decay ranges cut to a slice keep their flags.
 #include "train/node_shard.h"
 
 #include <gtest/gtest.h>
