@@ -5,10 +5,12 @@
 #include <cmath>
 #include <vector>
 
+#include "core/error.h"
+
 namespace ct::kernels {
 namespace {
 
-constexpr int64_t kChunk = 1 << 14;
+constexpr int64_t kChunk = kGradNormChunk;
 
 // True when chunk [b, e) lies inside the tensor and none of the rows it touches is live.
 bool known_zero(const RowFlags& live, int64_t b, int64_t e) {
@@ -21,20 +23,19 @@ bool known_zero(const RowFlags& live, int64_t b, int64_t e) {
 
 }  // namespace
 
-double grad_sq_sum(const float* g, int64_t n, const RowFlags& live) {
+void grad_sq_chunk_sums(const float* g, int64_t n, int64_t first, int64_t last, double* parts,
+                        const RowFlags& live) {
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-  // Per-chunk partial sums, added in chunk order afterwards: the result does not depend on thread count. The
-  // buffers only grow, so steady-state calls allocate nothing.
-  thread_local std::vector<double> part;
+  CT_CHECK(first >= 0 && first <= last && last <= nchunks, "grad_sq_chunk_sums: chunks [", first, ", ", last,
+           ") outside [0, ", nchunks, "]");
+  // The chunks to read; a known-zero chunk's sum is 0.0, exactly what reading it would give. The list only
+  // grows, so steady-state calls allocate nothing.
   thread_local std::vector<int64_t> todo;
-  if (static_cast<int64_t>(part.size()) < nchunks) part.resize(static_cast<size_t>(nchunks));
-  double* pp = part.data();
-  // The chunks to read; a known-zero chunk's sum is 0.0, exactly what reading it would give.
   todo.clear();
-  for (int64_t c = 0; c < nchunks; ++c) {
+  for (int64_t c = first; c < last; ++c) {
     const int64_t b = c * kChunk, e = b + kChunk < n ? b + kChunk : n;
     if (live.active() && known_zero(live, b, e))
-      pp[c] = 0.0;
+      parts[c] = 0.0;
     else
       todo.push_back(c);
   }
@@ -47,11 +48,23 @@ double grad_sq_sum(const float* g, int64_t n, const RowFlags& live) {
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = b; i < e; ++i) s += static_cast<double>(g[i]) * g[i];
-    pp[c] = s;
+    parts[c] = s;
   }
+}
+
+double sum_chunks(const double* parts, int64_t count) {
   double total = 0.0;
-  for (int64_t c = 0; c < nchunks; ++c) total += pp[c];
+  for (int64_t c = 0; c < count; ++c) total += parts[c];
   return total;
+}
+
+double grad_sq_sum(const float* g, int64_t n, const RowFlags& live) {
+  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+  // Per-chunk partial sums, added in chunk order afterwards: the result does not depend on thread count.
+  thread_local std::vector<double> part;
+  if (static_cast<int64_t>(part.size()) < nchunks) part.resize(static_cast<size_t>(nchunks));
+  grad_sq_chunk_sums(g, n, 0, nchunks, part.data(), live);
+  return sum_chunks(part.data(), nchunks);
 }
 
 double grad_norm(const float* g, int64_t n, const RowFlags& live) {

@@ -10,11 +10,22 @@
 
 namespace ct::kernels {
 
+// The norm's chunk: grad_sq_sum adds per-chunk double sums of kGradNormChunk elements in chunk order.
+inline constexpr int64_t kGradNormChunk = 1 << 14;
+
 // Sum of squares of g[0, n) in double (chunked, thread-count invariant); combine partial slabs by adding
 // these. `live`: the rows of one tensor of the slab that may be non-zero; every other row of it must be zero.
 // A chunk holding only such zero rows is not read (its sum is exactly 0), so the result is the dense one's
 // to the bit.
 double grad_sq_sum(const float* g, int64_t n, const RowFlags& live = {});
+
+// The per-chunk sums grad_sq_sum adds, for chunks [first, last) of the n-element slab only: parts[c] for c in
+// that range (the other entries are not touched). Adding parts[0, chunks) in order, wherever each range was
+// computed, gives grad_sq_sum's result to the bit (sum_chunks).
+void grad_sq_chunk_sums(const float* g, int64_t n, int64_t first, int64_t last, double* parts,
+                        const RowFlags& live = {});
+// parts[0, count) added in order, as grad_sq_sum adds its chunks.
+double sum_chunks(const double* parts, int64_t count);
 
 // sqrt(grad_sq_sum): the global L2 norm.
 double grad_norm(const float* g, int64_t n, const RowFlags& live = {});

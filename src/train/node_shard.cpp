@@ -5,12 +5,13 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/grad_norm.h"
 
 namespace ct::train {
 
 void node_slice(int64_t n, int r, int ranks, int64_t& lo, int64_t& hi) {
   CT_CHECK(ranks >= 1 && r >= 0 && r < ranks && n >= 0, "node_slice: rank ", r, " of ", ranks, ", n ", n);
-  constexpr int64_t kAlign = 64;
+  constexpr int64_t kAlign = kernels::kGradNormChunk;
   const int64_t units = (n + kAlign - 1) / kAlign;
   auto edge = [&](int k) { return std::min(n, units * k / ranks * kAlign); };
   lo = edge(r);
@@ -51,8 +52,25 @@ bool allocate_node_shard(const DistContext& dist, int64_t n, bool bf16_copies, b
     s.exp_avg = static_cast<float*>(c.shm_alloc_node(f32_bytes));
     s.exp_avg_sq = static_cast<float*>(c.shm_alloc_node(f32_bytes));
   }
+  const int64_t chunks = (n + kernels::kGradNormChunk - 1) / kernels::kGradNormChunk;
+  s.norm_parts = static_cast<double*>(c.shm_alloc_node(chunks * static_cast<int64_t>(sizeof(double))));
   out = s;
   return true;
+}
+
+int64_t NodeShard::first_chunk() const {
+  return lo / kernels::kGradNormChunk;
+}
+
+int64_t NodeShard::last_chunk() const {
+  return (hi + kernels::kGradNormChunk - 1) / kernels::kGradNormChunk;
+}
+
+double sharded_grad_sq_sum(const DistContext& dist, const NodeShard& shard, const float* grads, int64_t n,
+                           const kernels::RowFlags& live) {
+  kernels::grad_sq_chunk_sums(grads, n, shard.first_chunk(), shard.last_chunk(), shard.norm_parts, live);
+  dist.comm->barrier();
+  return kernels::sum_chunks(shard.norm_parts, (n + kernels::kGradNormChunk - 1) / kernels::kGradNormChunk);
 }
 
 }  // namespace ct::train

@@ -8,9 +8,12 @@
 // memory for that state (BERT-base: 1.5 GB per rank). Between nodes nothing changes: every node holds the
 // same reduced gradient and computes the same weights.
 //
-// Bits: the update is elementwise and every rank still takes the gradient norm over the whole reduced
-// gradient (no extra collective, clipping's coefficient as before), so the weights and moments equal the
-// replicated update's to the bit (tests/train/ddp_test.cpp compares the files).
+// The gradient norm is sharded the same way: each rank sums the squares of its slice's chunks into a shared
+// array and, after a barrier, every rank adds all the chunks in order, as the unsharded norm does.
+//
+// Bits: the norm's chunk sums are added in the same order and the update is elementwise, so the norm, the
+// weights and the moments equal the replicated run's to the bit (tests/train/ddp_test.cpp compares the
+// files).
 #pragma once
 
 #include <cstdint>
@@ -23,8 +26,9 @@
 namespace ct::train {
 
 // Slice [lo, hi) of a slab of n elements for local rank r of `ranks`: nearly equal, boundaries on multiples
-// of 64 elements (whole cache lines of the f32 state and of the bf16 copies), so that no two ranks write one
-// line. Later slices may be empty when n is small.
+// of the norm's chunk (kernels::kGradNormChunk, 16,384 elements: whole chunks of the norm, and whole cache
+// lines of the f32 state and of the bf16 copies, so that no two ranks write one line). Later slices may be
+// empty when n is small.
 void node_slice(int64_t n, int r, int ranks, int64_t& lo, int64_t& hi);
 
 // `ranges` cut to [lo, hi), in order; ranges outside it are dropped.
@@ -39,7 +43,16 @@ struct NodeShard {
   bf16* weights_bf16 = nullptr;  // null in f32
   float* exp_avg = nullptr;      // null without moments (SGD)
   float* exp_avg_sq = nullptr;
+  double* norm_parts = nullptr;  // [chunks of the slab]: the gradient norm's chunk sums
+  // This slice's chunks of the norm: [first_chunk, last_chunk).
+  int64_t first_chunk() const;
+  int64_t last_chunk() const;
 };
+
+// The gradient's sum of squares (kernels::grad_sq_sum's value, to the bit) with each rank of the node reading
+// its slice only: writes its chunk sums, waits at a barrier for the others', adds them all in order.
+double sharded_grad_sq_sum(const DistContext& dist, const NodeShard& shard, const float* grads, int64_t n,
+                           const kernels::RowFlags& live);
 
 // Whether to shard: the ranks' agreement (one all-reduce) that none has CORETRAIN_REPLICATED_OPTIMIZER=1
 // (every rank updating the whole slab, as before, to compare) and that this node has more than one rank.

@@ -435,7 +435,9 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       }
       const auto t_opt = Clock::now();
       const kernels::RowFlags live = model_.word_embedding_rows(model_.word_grad_rows());
-      const double gnorm = kernels::grad_norm(model_.grads_data(), n, live);
+      const double gnorm = sharded_
+                               ? std::sqrt(sharded_grad_sq_sum(dist_, shard_, model_.grads_data(), n, live))
+                               : kernels::grad_norm(model_.grads_data(), n, live);
       float grad_scale = t.max_grad_norm > 0 ? kernels::clip_coefficient(gnorm, t.max_grad_norm) : 1.0f;
       // AdamW applies the clipping coefficient as it reads each gradient (one pass over them fewer); SGD, and
       // a NaN coefficient (which poisons every row, as in torch), scale them in place first.

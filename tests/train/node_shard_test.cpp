@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "core/error.h"
+#include "kernels/grad_norm.h"
 
 using namespace ct::train;
 
 TEST(NodeShard, SlicesTileTheSlabOnCacheLineBoundaries) {
-  for (int64_t n : {0, 1, 63, 64, 65, 1000, 108893186}) {
+  constexpr int64_t K = ct::kernels::kGradNormChunk;
+  for (int64_t n : {int64_t{0}, int64_t{1}, K - 1, K, K + 1, 5 * K + 7, int64_t{108893186}}) {
     for (int ranks : {1, 2, 3, 8}) {
       SCOPED_TRACE(std::to_string(n) + " over " + std::to_string(ranks));
       int64_t prev = 0, smallest = n, largest = 0;
@@ -19,13 +24,15 @@ TEST(NodeShard, SlicesTileTheSlabOnCacheLineBoundaries) {
         node_slice(n, r, ranks, lo, hi);
         EXPECT_EQ(lo, prev);
         EXPECT_LE(lo, hi);
-        EXPECT_EQ(lo % 64, 0);
+        EXPECT_EQ(lo % K, 0);
         prev = hi;
         smallest = std::min(smallest, hi - lo);
         largest = std::max(largest, hi - lo);
       }
       EXPECT_EQ(prev, n);
-      if (n >= 64 * ranks) EXPECT_LE(largest - smallest, 64);
+      if (n >= K * ranks) {
+        EXPECT_LE(largest - smallest, K);
+      }
     }
   }
   int64_t lo, hi;
@@ -45,4 +52,24 @@ TEST(NodeShard, RangesCutToASliceKeepTheirDecayFlags) {
   EXPECT_EQ(cut[2].offset, 110);
   EXPECT_EQ(cut[2].numel, 18);
   EXPECT_TRUE(clip_ranges(ranges, 200, 300).empty());
+}
+
+TEST(NodeShard, ChunkSumsInPiecesAddUpToTheWholeNormBitForBit) {
+  constexpr int64_t K = ct::kernels::kGradNormChunk;
+  const int64_t n = 7 * K + 123;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::vector<float> g(static_cast<size_t>(n));
+  for (float& x : g) x = normal(rng);
+  for (int64_t i = 0; i < n; i += 5) g[static_cast<size_t>(i)] *= 1e3f;  // magnitudes where order shows
+  const double whole = ct::kernels::grad_sq_sum(g.data(), n);
+  for (int ranks : {2, 3, 5}) {
+    std::vector<double> parts(8, -1.0);
+    for (int r = 0; r < ranks; ++r) {
+      NodeShard s;
+      node_slice(n, r, ranks, s.lo, s.hi);
+      ct::kernels::grad_sq_chunk_sums(g.data(), n, s.first_chunk(), s.last_chunk(), parts.data());
+    }
+    EXPECT_EQ(ct::kernels::sum_chunks(parts.data(), 8), whole) << ranks;
+  }
 }
