@@ -36,6 +36,9 @@ shape (the cost does not depend on token values).
   --only a,c          run a subset;  --keep  keep the temp dir (outputs, config, data)
   --rounds 3          alternate the runs 3 times and compare median steps (a noisy host: one stalled step moves
                       a 4-step mean by ~10%)
+  --bf16              both sides in bf16 (coretrain --bf16; PyTorch CPU autocast, as HF's Trainer)
+  CORETRAIN_REPLICATED_OPTIMIZER=1 in the environment: (a)'s ranks each update every parameter instead of
+                      sharing the optimizer state inside the node (train/node_shard.h), to compare
 
 Targets: (a)/(b) >= 1.0, (a)/(c) >= 1.5, exposed communication <= 5%.
 """
@@ -106,7 +109,9 @@ def torch_worker(a):
         return ids, mask, types, start, end
 
     def step():
-        loss, _, _ = model(*batch())
+        # --bf16: the HF Trainer's CPU autocast (bf16 matmuls, f32 weights and optimizer).
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            loss, _, _ = model(*batch())
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -192,7 +197,7 @@ def coretrain_run(a, label, ranks, threads, batch, files):
           "--train_file", files["train"], "--do_train", "--per_device_train_batch_size", str(batch),
           "--max_seq_length", str(a.seq), "--doc_stride", str(a.seq // 3), "--pad_to_max_length", "true",
           "--max_steps", str(a.warmup + a.steps), "--logging_steps", "1", "--save_strategy", "no",
-          "--output_dir", out, "--overwrite_output_dir", "--disable_tqdm"]
+          "--output_dir", out, "--overwrite_output_dir", "--disable_tqdm"] + (["--bf16"] if a.bf16 else [])
     if ranks > 1 and a.launcher == "run":  # coretrain's own torchrun-style agent: no MPI needed on the machine
         cmd = [a.coretrain, "run", "--nproc-per-node", str(ranks)] + qa[1:]
         env = clean_env(OMP_NUM_THREADS=threads, HF_DATASETS_CACHE=files["cache"])
@@ -255,7 +260,7 @@ def free_port():
 def torch_run(a, label, ranks, threads, batch):
     shape = ["--layers", str(a.layers), "--hidden", str(a.hidden), "--heads", str(a.heads), "--intermediate",
              str(a.intermediate), "--seq", str(a.seq), "--vocab", str(a.vocab), "--steps", str(a.steps),
-             "--warmup", str(a.warmup), "--seed", str(a.seed)]
+             "--warmup", str(a.warmup), "--seed", str(a.seed)] + (["--bf16"] if a.bf16 else [])
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--threads", str(threads), "--batch",
            str(batch)] + shape
     port = free_port()
@@ -337,6 +342,8 @@ def main():
                     help="run the selected runs this many times, alternating (a b c d a b c d ...); the ratios "
                          "then use each run's median step")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--bf16", action="store_true",
+                    help="train in bf16: coretrain --bf16, PyTorch under CPU autocast (bf16), as HF's --bf16")
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
