@@ -87,6 +87,25 @@ TEST(Collectives, SingleProcessIsCopy) {
   void* p = c->shm_alloc(64);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(c->shm_alloc_node(64), nullptr);  // nothing to share with
+}
+
+// shm_alloc_node: one region per node, mapped by each local rank at its own address: what one rank writes the
+// others read, another node has its own, and a zero-copy buffer allocated after it still reduces in place.
+TEST(Collectives, NodeSharedRegionIsOneMemoryPerNode) {
+  run_threads(4, 2, [](Communicator& c) {
+    auto* shared = static_cast<int64_t*>(c.shm_alloc_node(4 * sizeof(int64_t)));
+    ASSERT_NE(shared, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(shared) % 64, 0u);
+    shared[c.local_rank()] = 100 * c.node() + c.rank();
+    c.barrier();
+    for (int j = 0; j < c.local_size(); ++j)
+      EXPECT_EQ(shared[j], 100 * c.node() + c.node() * c.local_size() + j) << "local rank " << j;
+    auto* mine = static_cast<float*>(c.shm_alloc(100 * sizeof(float)));
+    for (int i = 0; i < 100; ++i) mine[i] = static_cast<float>(c.rank() + i);
+    c.allreduce(mine, 100, DType::f32, {ReduceOp::sum, {}});
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(mine[i], static_cast<float>(6 + 4 * i));
+  });
 }
 
 TEST(Collectives, AsyncInIssueOrderWithOneAndTwoWorkers) {
