@@ -12,13 +12,17 @@
 #   step     bench/step_vs_torch.py: BERT-base QA step, seq 384, batch 8, f32 and bf16
 #   ddp      bench/ddp_vs_torch.py: RANKS ranks x (threads / RANKS) against 1 x threads and PyTorch DDP (Gloo),
 #            launched by `coretrain run` (no MPI needed)
+#   zero     RANKS x (threads / RANKS) coretrain DDP in bf16 twice, the node's ranks sharing the optimizer state
+#            (default) and each updating everything (CORETRAIN_REPLICATED_OPTIMIZER=1), under bench/node_memory.sh:
+#            the step, the per-rank optimizer time (ddp_timing.json) and the node's peak memory of both
 #   e2e      bench/e2e_vs_torch.py --bf16: SQuAD-shaped train and eval against PyTorch padded and dynamic
 #   glue     bench/tasks_vs_torch.py --tasks mrpc: the MRPC-shaped glue run against PyTorch
 #   deberta  bench/step_vs_torch.py --model_type deberta-v2 (deberta-v3-base's shape, seq 512), bf16, with BERT's MFU
 # Limits (seconds, per part): LIMIT_<PART>, e.g. LIMIT_E2E=300. Threads: THREADS (default: all CPUs).
 # On a 16-core Emerald Rapids node (2026-11-28) the parts took: machine 1 s, step 71, ddp 116, glue 83, deberta
 # 54-60, e2e ~70 in f32 alone and more than 130 with --bf16 (six runs): the defaults below add up to ~11.5 minutes,
-# so where one command may run 10, split it: PARTS=machine,step,ddp,deberta, then PARTS=e2e,glue.
+# so where one command may run 10, split it: PARTS=machine,step,ddp,deberta, then PARTS=e2e,glue,zero (zero: two
+# 8-rank runs of 4 steps, ~2 minutes there, not yet timed on such a node).
 # QUICK=1: tiny shapes everywhere, to check the suite runs on a machine before spending a big one's time on it.
 # SIZES (e2e/glue): E2E_STEPS (3), E2E_EVAL_PARAGRAPHS (20), GLUE_STEPS (5).
 set -u
@@ -27,7 +31,7 @@ bin=${2:-build/release/apps/coretrain}
 py=${PYTHON:-python3}
 threads=${THREADS:-$(nproc)}
 ranks=${RANKS:-8}
-parts=${PARTS:-machine,step,ddp,e2e,glue,deberta}
+parts=${PARTS:-machine,step,ddp,zero,e2e,glue,deberta}
 [ -x "$bin" ] || { echo "node_suite.sh: no coretrain binary at '$bin' (build it, or pass its path)" >&2; exit 2; }
 [ "$ranks" -ge 2 ] && [ $((threads % ranks)) -eq 0 ] ||
   { echo "node_suite.sh: RANKS=$ranks must be >= 2 and divide THREADS=$threads" >&2; exit 2; }
@@ -61,6 +65,8 @@ part step 120 "$py" "$here/step_vs_torch.py" --coretrain "$bin" --threads "$thre
 # shellcheck disable=SC2086
 part ddp 140 "$py" "$here/ddp_vs_torch.py" --coretrain "$bin" --launcher run --ranks "$ranks" \
   --threads_per_rank "$per" --batch 2 --steps 2 --warmup 1 $tiny
+# shellcheck disable=SC2086
+part zero 150 "$here/optimizer_sharing_ab.sh" "$bin" "$ranks" "$per" $tiny
 # shellcheck disable=SC2086
 part e2e 240 "$py" "$here/e2e_vs_torch.py" --coretrain "$bin" --threads "$threads" --bf16 $quick \
   --steps "${E2E_STEPS:-3}" --eval_paragraphs "${E2E_EVAL_PARAGRAPHS:-20}"
