@@ -14,7 +14,8 @@
 #     --text_column_names joined): micro F1 >= 0.9, problem_type, predict_results.txt with Python lists; the
 #     one-line errors of --metric_name, --label_column_name, --remove_splits and --shuffle_seed;
 #     --shuffle_train_dataset keeps the rows datasets' shuffle keeps (NumPy's default_rng permutation).
-#   families: glue trains tiny DeBERTa-v2 and ModernBERT checkpoints (packed batches) to accuracy >= 0.9.
+#   families: glue trains tiny DeBERTa-v2 and ModernBERT checkpoints (packed batches) to accuracy >= 0.9; 2 ranks
+#     in bf16 sharing the optimizer state inside the node train the bytes of 2 ranks each updating everything.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
 #   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
@@ -336,6 +337,20 @@ families)
       --output_dir "$TMP/$fam-out" || fail "glue on $fam" "$TMP/$fam.log"
     ACC=$(json "$TMP/$fam-out/eval_results.json" 'j["eval_accuracy"]')
     close "$ACC" 1 0.1 || fail "$fam: eval_accuracy $ACC < 0.9" "$TMP/$fam.log"
+    # 2 ranks in bf16: the node's ranks sharing the weights, their bf16 copies and the moments (each updating
+    # its slice) train the bytes of every rank updating everything.
+    for mode in shared replicated; do
+      env $([ $mode = replicated ] && echo CORETRAIN_REPLICATED_OPTIMIZER=1) \
+        timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" glue --model_name_or_path "$TMP/$fam" \
+        --train_file "$TMP/train.csv" --validation_file "$TMP/dev.csv" --do_train --max_seq_length 32 \
+        --learning_rate 3e-3 --num_train_epochs 2 --seed 1 --save_strategy no --pad_to_max_length false \
+        --per_device_train_batch_size 8 --bf16 --output_dir "$TMP/$fam-$mode" > "$TMP/$fam-$mode.log" 2>&1 ||
+        fail "glue on $fam, 2 ranks, $mode" "$TMP/$fam-$mode.log"
+    done
+    grep -q "share one copy of the weights" "$TMP/$fam-shared.log" ||
+      fail "$fam: no shared optimizer state" "$TMP/$fam-shared.log"
+    cmp -s "$TMP/$fam-shared/model.safetensors" "$TMP/$fam-replicated/model.safetensors" ||
+      fail "$fam: shared and replicated optimizer state trained different weights" "$TMP/$fam-shared.log"
   done
   [ "$(json "$TMP/deberta-out/config.json" 'j["architectures"][0]')" = DebertaV2ForSequenceClassification ] \
     || fail "deberta config.json: $(cat "$TMP/deberta-out/config.json")"
