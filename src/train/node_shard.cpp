@@ -45,7 +45,12 @@ bool allocate_node_shard(const DistContext& dist, int64_t n, bool bf16_copies, b
   node_slice(n, c.local_rank(), s.ranks, s.lo, s.hi);
   const int64_t f32_bytes = n * static_cast<int64_t>(sizeof(float));
   s.params = static_cast<float*>(c.shm_alloc_node(f32_bytes));
-  if (!s.params) return false;
+  // Every rank takes the same path (the update's barrier is global): all nodes share, or none does.
+  float shared = s.params ? 1.0f : 0.0f;
+  comm::AllreduceOptions o;
+  o.op = comm::ReduceOp::min;
+  c.allreduce(&shared, 1, DType::f32, o);
+  if (shared == 0.0f) return false;
   if (bf16_copies)
     s.weights_bf16 = static_cast<bf16*>(c.shm_alloc_node(n * static_cast<int64_t>(sizeof(bf16))));
   if (moments) {

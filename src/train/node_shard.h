@@ -58,8 +58,8 @@ double sharded_grad_sq_sum(const DistContext& dist, const NodeShard& shard, cons
 // (every rank updating the whole slab, as before, to compare) and that this node has more than one rank.
 bool node_shard_wanted(const DistContext& dist);
 
-// Allocates the node's regions (collective over the node's ranks) for n parameters; false when the ranks
-// of this node share no memory (then `out` is untouched).
+// Allocates the node's regions (collective over all ranks) for n parameters; false on every rank when the
+// ranks of some node share no memory (then `out` is untouched).
 bool allocate_node_shard(const DistContext& dist, int64_t n, bool bf16_copies, bool moments, NodeShard& out);
 
 }  // namespace ct::train
