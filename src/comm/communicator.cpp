@@ -175,8 +175,7 @@ class CommImpl final : public Communicator {
   std::string describe() const override;
 
   void allreduce(void* buf, int64_t count, DType dtype, const AllreduceOptions& o) override {
-    submit(false,
-           [=, this](Lane& l) { do_allreduce(l, buf, count, dtype, o.op, tmo(o.timeout), o.owner_cuts); });
+    submit(false, [=, this](Lane& l) { do_allreduce(l, buf, count, dtype, o.op, tmo(o.timeout)); });
   }
   void reduce_scatter(const void* send, void* recv, int64_t rc, DType dtype,
                       const ReduceScatterOptions& o) override {
@@ -197,8 +196,7 @@ class CommImpl final : public Communicator {
     submit(false, [=, this](Lane& l) { do_barrier(l, tmo(o.timeout)); });
   }
   WorkPtr allreduce_async(void* buf, int64_t count, DType dtype, const AllreduceOptions& o) override {
-    return submit(
-        true, [=, this](Lane& l) { do_allreduce(l, buf, count, dtype, o.op, tmo(o.timeout), o.owner_cuts); });
+    return submit(true, [=, this](Lane& l) { do_allreduce(l, buf, count, dtype, o.op, tmo(o.timeout)); });
   }
   WorkPtr reduce_scatter_async(const void* send, void* recv, int64_t rc, DType dtype,
                                const ReduceScatterOptions& o) override {
@@ -239,8 +237,7 @@ class CommImpl final : public Communicator {
   template <class F>
   void run(Lane& lane, F& fn);
 
-  void do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t,
-                    const std::vector<int64_t>& owner_cuts = {});
+  void do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t);
   void do_reduce_scatter(Lane& l, const void* send, void* recv, int64_t rc, DType dt, ReduceOp op, Timeout t);
   void do_allgather(Lane& l, const void* send, void* recv, int64_t count, DType dt, Timeout t);
   void do_alltoall(Lane& l, const void* send, void* recv, int64_t count, DType dt, Timeout t);
@@ -515,21 +512,10 @@ void CommImpl::transport_allreduce(Transport& tr, void* buf, int64_t count, DTyp
   }
 }
 
-void CommImpl::do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t,
-                            const std::vector<int64_t>& owner_cuts) {
+void CommImpl::do_allreduce(Lane& l, void* buf, int64_t count, DType dt, ReduceOp op, Timeout t) {
   CT_CHECK(count >= 0, "allreduce: negative count ", count);
   const float divisor = op == ReduceOp::avg ? static_cast<float>(size()) : 0.f;
   if (size() == 1) return;
-  if (!owner_cuts.empty() && l.shm) {
-    // Each local rank reduces its own part over the node (rank order, as below), then across nodes with the
-    // ranks of the same local rank, which own the same part; nothing is gathered back.
-    if (!l.transport) return l.shm->reduce_to_owners(buf, count, dt, combine_of(op), divisor, owner_cuts, t);
-    l.shm->reduce_to_owners(buf, count, dt, combine_of(op), 0.f, owner_cuts, t);
-    const int64_t lo = owner_cuts[static_cast<size_t>(local_rank())];
-    const int64_t len = owner_cuts[static_cast<size_t>(local_rank()) + 1] - lo;
-    return transport_allreduce(*l.transport, static_cast<uint8_t*>(buf) + lo * dtype_size(dt), len, dt, op,
-                               t);
-  }
   if (!l.transport) return l.shm->allreduce(buf, count, dt, combine_of(op), divisor, t);
   if (!l.shm) return transport_allreduce(*l.transport, buf, count, dt, op, t);
   // Hierarchical: node reduce-scatter in shm, my slice across nodes, node allgather in shm.

@@ -33,12 +33,6 @@ using Timeout = std::chrono::milliseconds;
 struct AllreduceOptions {
   ReduceOp op = ReduceOp::sum;
   Timeout timeout{0};
-  // Reduce to owners (a reduce-scatter in place over uneven parts): local_size() + 1 ascending element
-  // offsets into buf, from 0 to count, the same on every node. Local rank j then holds the reduced values of
-  // [owner_cuts[j], owner_cuts[j + 1]) only, with the bits a plain allreduce gives them, and the rest of its
-  // buf keeps its own values: no copy of the reduced parts into the peers' buffers. For a buffer inside
-  // shm_alloc; without shared memory it is a plain allreduce. Empty: a plain allreduce.
-  std::vector<int64_t> owner_cuts;
 };
 struct ReduceScatterOptions {
   ReduceOp op = ReduceOp::sum;

@@ -36,8 +36,7 @@ enum Kind : uint8_t {
   kBarrier,
   kAlloc,
   kReduceScatterInplace,
-  kAllgatherInplace,
-  kReduceToOwners
+  kAllgatherInplace
 };
 
 const char* kind_name(uint8_t k) {
@@ -50,8 +49,7 @@ const char* kind_name(uint8_t k) {
                                 "barrier",
                                 "shm_alloc",
                                 "reduce_scatter(hierarchical)",
-                                "allgather(hierarchical)",
-                                "reduce_to_owners"};
+                                "allgather(hierarchical)"};
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
@@ -635,28 +633,6 @@ void ShmChannel::reduce_scatter_inplace(void* buf, int64_t count, DType dtype, C
     return;
   }
   pipeline_reduce(p, p, p + ranges[me_].lo * esz, ranges, dtype, op, 0.f, false);
-}
-
-void ShmChannel::reduce_to_owners(void* buf, int64_t count, DType dtype, Combine op, float divisor,
-                                  const std::vector<int64_t>& cuts, ShmTimeout timeout) {
-  begin(kReduceToOwners, count, dtype, static_cast<uint8_t>(op), -1, buf, timeout);
-  if (static_cast<int>(cuts.size()) != n_ + 1 || cuts.front() != 0 || cuts.back() != count ||
-      !std::is_sorted(cuts.begin(), cuts.end()))
-    fail_op(str("owner cuts must be ", n_ + 1, " ascending element offsets from 0 to ", count));
-  if (count > 0 && !zero_copy_) fail_op("reduce_to_owners needs a buffer inside an shm_alloc region");
-  arrive();
-  wait_all(counter_, true);
-  const int64_t esz = dtype_size(dtype), lo = cuts[static_cast<size_t>(me_)],
-                len = cuts[static_cast<size_t>(me_) + 1] - lo;
-  if (len > 0) {
-    auto* p = static_cast<uint8_t*>(buf);
-    std::vector<const uint8_t*> ins(n_);
-    for (int j = 0; j < n_; ++j) ins[j] = peer_ptr(p, j) + lo * esz;
-    uint8_t* out = p + lo * esz;
-    reduce_any(dtype, ins.data(), n_, &out, 1, len, op, divisor);
-  }
-  arrive();
-  wait_all(counter_, false);  // nobody touches its buffer while a peer still reads from it
 }
 
 void ShmChannel::allgather_inplace(void* buf, int64_t count, DType dtype, ShmTimeout timeout) {

@@ -57,11 +57,6 @@ class ShmChannel {
   // holds the node's reduction of it; allgather_inplace copies every rank's slice into everyone's buf.
   void reduce_scatter_inplace(void* buf, int64_t count, DType dtype, Combine op, ShmTimeout timeout);
   void allgather_inplace(void* buf, int64_t count, DType dtype, ShmTimeout timeout);
-  // A reduce-scatter in place over uneven parts, for a buffer inside an shm_alloc region: local rank j ends
-  // with the node's reduction of elements [cuts[j], cuts[j + 1]) in its own buf, summed in rank order as
-  // allreduce sums (the same bits); the rest of its buf keeps its own values, and no peer's buf is written.
-  void reduce_to_owners(void* buf, int64_t count, DType dtype, Combine op, float divisor,
-                        const std::vector<int64_t>& cuts, ShmTimeout timeout);
 
   // Collective over the node: a region of bytes per rank inside a fresh shared segment; returns my part.
   // node_shared: one region of bytes that every rank maps (the same memory at each rank's own address),

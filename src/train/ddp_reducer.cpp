@@ -137,19 +137,11 @@ void DdpReducer::unpack_sparse() {
   is_packed_ = false;
 }
 
-void DdpReducer::reduce_to_owners(std::vector<int64_t> bounds) {
-  CT_CHECK(bounds.size() == static_cast<size_t>(comm_.local_size()) + 1 &&
-               std::is_sorted(bounds.begin(), bounds.end()),
-           "DDP: owner bounds need ", comm_.local_size() + 1, " ascending offsets");
-  owner_bounds_ = std::move(bounds);
-}
-
 void DdpReducer::launch(size_t i) {
   Bucket& b = buckets_[i];
   if (b.sparse && touched_work_) return launch_sparse(i);
   comm::AllreduceOptions o;
   o.op = comm::ReduceOp::avg;
-  for (int64_t bound : owner_bounds_) o.owner_cuts.push_back(std::clamp(bound, b.begin, b.end) - b.begin);
   works_[i] = comm_.allreduce_async(grads_ + b.begin, b.end - b.begin, DType::f32, o);
   b.launched = true;
 }

@@ -69,13 +69,6 @@ class DdpReducer {
   // bucket: afterwards the slab holds the average over ranks. Returns the seconds spent waiting here (the
   // communication backward did not hide).
   double finish();
-  // From now on each local rank needs the average only over its own part of the slab: [bounds[j],
-  // bounds[j + 1]) for local rank j (slab offsets, local ranks + 1 of them, 0 to the slab's end), as when the
-  // node's ranks share the optimizer state and each updates its slice (train/node_shard.h). Dense buckets are
-  // then reduced to their owners (comm::AllreduceOptions::owner_cuts): after finish() the slab holds the
-  // average on this rank's part (and, as before, on the sparse bucket's union rows), its own gradient
-  // elsewhere.
-  void reduce_to_owners(std::vector<int64_t> bounds);
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   // Totals since construction (for the progress line and benchmarks).
@@ -101,7 +94,6 @@ class DdpReducer {
   std::vector<int64_t> packed_;  // union rows, ascending, packed to the bucket's front this step
   bool is_packed_ = false;
   int64_t last_sparse_rows_ = -1;
-  std::vector<int64_t> owner_bounds_;  // empty: every bucket averaged everywhere
   double exposed_seconds_ = 0;
   int64_t steps_ = 0;
 };

@@ -203,16 +203,6 @@ void Trainer::allocate_node_state() {
   if (!allocate_node_shard(dist_, model_.num_params(), bf16_copies, /*moments=*/args_.optim != "sgd", shard_))
     return;
   sharded_ = true;
-  // Each rank reads the reduced gradient on its slice only: the buckets need no copy into the peers' slabs.
-  if (reducer_) {
-    std::vector<int64_t> bounds;
-    for (int j = 0; j <= shard_.ranks; ++j) {
-      int64_t lo = model_.num_params(), hi = lo;
-      if (j < shard_.ranks) node_slice(model_.num_params(), j, shard_.ranks, lo, hi);
-      bounds.push_back(lo);
-    }
-    reducer_->reduce_to_owners(std::move(bounds));
-  }
   if (writes_files())
     log::info("optimizer: the ", shard_.ranks, " ranks of each node share one copy of the weights",
               shard_.exp_avg ? " and AdamW's moments" : "", " in shared memory, each updating 1/",

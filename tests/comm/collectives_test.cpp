@@ -75,7 +75,7 @@ TEST(Collectives, SingleProcessIsCopy) {
   ASSERT_EQ(c->size(), 1);
   auto v = inputs_f32(0, 100);
   auto orig = v;
-  c->allreduce(v.data(), 100, DType::f32, {ReduceOp::avg, {}, {}});
+  c->allreduce(v.data(), 100, DType::f32, {ReduceOp::avg, {}});
   EXPECT_EQ(v, orig);
   std::vector<float> out(100);
   c->allgather(v.data(), out.data(), 100, DType::f32);
@@ -103,41 +103,9 @@ TEST(Collectives, NodeSharedRegionIsOneMemoryPerNode) {
       EXPECT_EQ(shared[j], 100 * c.node() + c.node() * c.local_size() + j) << "local rank " << j;
     auto* mine = static_cast<float*>(c.shm_alloc(100 * sizeof(float)));
     for (int i = 0; i < 100; ++i) mine[i] = static_cast<float>(c.rank() + i);
-    c.allreduce(mine, 100, DType::f32, {ReduceOp::sum, {}, {}});
+    c.allreduce(mine, 100, DType::f32, {ReduceOp::sum, {}});
     for (int i = 0; i < 100; ++i) EXPECT_EQ(mine[i], static_cast<float>(6 + 4 * i));
   });
-}
-
-// Reduce to owners (AllreduceOptions::owner_cuts) on shm_alloc buffers: each local rank's part holds what a
-// plain all-reduce gives there (bit for bit: one node of 3 with an empty part, and 2 nodes of 2 through the
-// transport), and everything else in every rank's buffer is still that rank's own input.
-TEST(Collectives, ReduceToOwnersLeavesEachRankItsPartReduced) {
-  for (auto [world, local] : {std::pair{3, 3}, std::pair{4, 2}}) {
-    SCOPED_TRACE(std::to_string(world) + " ranks, " + std::to_string(local) + " per node");
-    run_threads(world, local, [local = local](Communicator& c) {
-      const int64_t n = 70001;
-      std::vector<int64_t> cuts = {0, 30000};
-      if (local == 3) cuts.push_back(30000);  // local rank 1 owns nothing
-      cuts.push_back(n);
-      auto* mine = static_cast<float*>(c.shm_alloc(n * sizeof(float)));
-      auto* full = static_cast<float*>(c.shm_alloc(n * sizeof(float)));
-      const auto in = inputs_f32(c.rank(), n);
-      std::copy(in.begin(), in.end(), mine);
-      std::copy(in.begin(), in.end(), full);
-      c.allreduce(full, n, DType::f32, {ReduceOp::avg, {}, {}});
-      AllreduceOptions o;
-      o.op = ReduceOp::avg;
-      o.owner_cuts = cuts;
-      c.allreduce_async(mine, n, DType::f32, o)->wait();
-      c.barrier();
-      const int64_t lo = cuts[static_cast<size_t>(c.local_rank())],
-                    hi = cuts[static_cast<size_t>(c.local_rank()) + 1];
-      for (int64_t i = 0; i < n; ++i) {
-        const float want = i >= lo && i < hi ? full[i] : in[static_cast<size_t>(i)];
-        ASSERT_EQ(mine[i], want) << "element " << i << " (my part " << lo << ".." << hi << ")";
-      }
-    });
-  }
 }
 
 TEST(Collectives, AsyncInIssueOrderWithOneAndTwoWorkers) {
@@ -155,7 +123,7 @@ TEST(Collectives, AsyncInIssueOrderWithOneAndTwoWorkers) {
           for (int j = 0; j < k; ++j) works.push_back(c.allreduce_async(bufs[j].data(), n, DType::f32));
           // A blocking op issued while async ones are queued runs after them.
           std::vector<float> extra = inputs_f32(c.rank(), 17, 999);
-          c.allreduce(extra.data(), 17, DType::f32, {ReduceOp::max, {}, {}});
+          c.allreduce(extra.data(), 17, DType::f32, {ReduceOp::max, {}});
           for (auto& w : works) w->wait();
           for (auto& w : works) EXPECT_TRUE(w->test());
           for (int j = 0; j < k; ++j)

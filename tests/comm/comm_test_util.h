@@ -315,7 +315,7 @@ inline void verify_collectives(Communicator& c, const std::vector<int64_t>& size
       for (ReduceOp op : ops) {
         void* buf = shared ? c.shm_alloc(n * esz) : own.data();
         fill(buf, me, n, 0);
-        c.allreduce(buf, n, dt, {op, {}, {}});
+        c.allreduce(buf, n, dt, {op, {}});
         for (int64_t i = 0; i < n; ++i)
           check("allreduce", dt, op, n, i, get(buf, i), ref_reduce(world, i, op, bf));
       }

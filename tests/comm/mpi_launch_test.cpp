@@ -23,7 +23,7 @@ TEST(MpiLaunch, CclEveryCollective) {
   verify_collectives(*c, {1000, 200003}, one_node, true);
   // Async through the worker.
   std::vector<float> v = inputs_f32(c->rank(), 5000);
-  auto w = c->allreduce_async(v.data(), 5000, DType::f32, {ReduceOp::avg, {}, {}});
+  auto w = c->allreduce_async(v.data(), 5000, DType::f32, {ReduceOp::avg, {}});
   w->wait();
   for (int64_t i = 0; i < 5000; ++i)
     ASSERT_TRUE(same_value(v[i], ref_reduce(c->size(), i, ReduceOp::avg, false), false, one_node, 10.f)) << i;
