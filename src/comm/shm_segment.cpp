@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,9 +31,23 @@ struct Header {
 }  // namespace
 
 ShmSegment ShmSegment::create(const std::string& name, size_t payload_bytes) {
+  size_t size = kHeaderBytes + payload_bytes;
+  // A segment is sized sparse and its pages are allocated when first touched: past the size of the tmpfs
+  // behind /dev/shm (a container's is often 64 MB) that touch is a SIGBUS in the middle of training, so a
+  // segment that cannot fit is refused here, with what to change.
+  struct statvfs fs {};
+  if (::statvfs("/dev/shm", &fs) == 0) {
+    const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+    if (free_bytes < size)
+      fail(
+          "shm: segment ", name, " needs ", size >> 20, " MiB but /dev/shm has ", free_bytes >> 20,
+          " MiB free (the node's ranks keep their gradients, the shared optimizer state and the collectives' "
+          "buffers there): give /dev/shm more room (docker --shm-size, a Memory emptyDir in Kubernetes) or "
+          "run "
+          "fewer ranks per node");
+  }
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) fail("shm: cannot create segment ", name, ": ", std::strerror(errno));
-  size_t size = kHeaderBytes + payload_bytes;
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     int e = errno;
     ::close(fd);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "comm/shm_segment.h"
 #include "comm_test_util.h"
@@ -221,4 +222,23 @@ TEST(Faults, PortInUseAndBadMasterAddr) {
 }
 
 }  // namespace
+// A segment larger than what /dev/shm has free is refused at creation with a one-line error naming /dev/shm
+// and the fix, not left to fault (SIGBUS) when its pages are first touched.
+TEST(ShmSegmentSpace, TooLargeForDevShmIsRefusedUpFront) {
+  struct statvfs fs {};
+  ASSERT_EQ(::statvfs("/dev/shm", &fs), 0);
+  const size_t free_bytes = static_cast<size_t>(fs.f_bavail) * fs.f_frsize;
+  const std::string name = "/ct-space-test-" + std::to_string(::getpid());
+  try {
+    ShmSegment::create(name, free_bytes + (size_t{64} << 20));
+    ADD_FAILURE() << "no error";
+  } catch (const ct::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("/dev/shm has"), std::string::npos) << m;
+    EXPECT_NE(m.find("--shm-size"), std::string::npos) << m;
+  }
+  struct stat st {};
+  EXPECT_NE(::stat(("/dev/shm" + name).c_str(), &st), 0);  // nothing left behind
+}
+
 }  // namespace ct::comm::test
