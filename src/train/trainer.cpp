@@ -212,21 +212,20 @@ void Trainer::allocate_node_state() {
 
 void Trainer::share_node_state() {
   if (!sharded_) return;
-  const int64_t n = model_.num_params();
-  // Every rank holds the same weights (and, resuming, moments) here, loaded or broadcast: the node's first
-  // rank writes them once. A fresh run's moments start at zero, never held privately.
-  if (dist_.local_rank == 0) {
-    const float* p = std::as_const(model_).params_data();
-    if (p != shard_.params) std::copy_n(p, n, shard_.params);
-    if (shard_.weights_bf16) model::to_bf16(shard_.weights_bf16, shard_.params, n);
-    if (shard_.exp_avg) {
-      if (!exp_avg_.empty()) {
-        std::copy_n(exp_avg_.data(), n, shard_.exp_avg);
-        std::copy_n(exp_avg_sq_.data(), n, shard_.exp_avg_sq);
-      } else {
-        std::fill_n(shard_.exp_avg, n, 0.0f);
-        std::fill_n(shard_.exp_avg_sq, n, 0.0f);
-      }
+  // Every rank holds the same weights (and, resuming, moments) here, loaded or broadcast, so each writes its
+  // own slice: the slices are whole pages, first touched by the rank that updates them (on a node of several
+  // sockets, in its socket's memory). A fresh run's moments start at zero, never held privately.
+  const int64_t lo = shard_.lo, len = shard_.hi - shard_.lo;
+  const float* p = std::as_const(model_).params_data();
+  if (p != shard_.params) std::copy_n(p + lo, len, shard_.params + lo);
+  if (shard_.weights_bf16) model::to_bf16(shard_.weights_bf16 + lo, shard_.params + lo, len);
+  if (shard_.exp_avg) {
+    if (!exp_avg_.empty()) {
+      std::copy_n(exp_avg_.data() + lo, len, shard_.exp_avg + lo);
+      std::copy_n(exp_avg_sq_.data() + lo, len, shard_.exp_avg_sq + lo);
+    } else {
+      std::fill_n(shard_.exp_avg + lo, len, 0.0f);
+      std::fill_n(shard_.exp_avg_sq + lo, len, 0.0f);
     }
   }
   dist_.comm->barrier();
