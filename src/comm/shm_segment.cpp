@@ -39,12 +39,9 @@ ShmSegment ShmSegment::create(const std::string& name, size_t payload_bytes) {
   if (::statvfs("/dev/shm", &fs) == 0) {
     const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
     if (free_bytes < size)
-      fail(
-          "shm: segment ", name, " needs ", size >> 20, " MiB but /dev/shm has ", free_bytes >> 20,
-          " MiB free (the node's ranks keep their gradients, the shared optimizer state and the collectives' "
-          "buffers there): give /dev/shm more room (docker --shm-size, a Memory emptyDir in Kubernetes) or "
-          "run "
-          "fewer ranks per node");
+      fail("shm: segment ", name, " needs ", size >> 20, " MiB but /dev/shm has ", free_bytes >> 20,
+           " MiB free (the node's ranks keep their gradients, shared optimizer state and collective buffers "
+           "there): give /dev/shm more room (docker --shm-size, a Memory emptyDir) or run fewer ranks");
   }
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) fail("shm: cannot create segment ", name, ": ", std::strerror(errno));

@@ -127,7 +127,7 @@ class Trainer {
   // train() where the node's ranks share memory.
   NodeShard shard_;
   bool sharded_ = false;
-  void allocate_node_state();  // collective over the node; sets sharded_
+  void allocate_node_state();  // collective over all ranks (they agree); sets sharded_
   void share_node_state();     // after loading: the weights and moments into the shared regions
   float* exp_avg_data() { return sharded_ ? shard_.exp_avg : exp_avg_.data(); }
   float* exp_avg_sq_data() { return sharded_ ? shard_.exp_avg_sq : exp_avg_sq_.data(); }
