@@ -223,6 +223,8 @@ class CommImpl final : public Communicator {
 
  private:
   const LaunchInfo& info() const { return boot_->info(); }
+  // shm_alloc and shm_alloc_node with shared memory: the node collective, queued on lane 0.
+  void* shm_alloc_in_order(int64_t bytes, bool node_shared);
   Timeout tmo(Timeout t) const { return t.count() > 0 ? t : timeout_; }
   bool hierarchical() const { return backend_ == Backend::ccl; }
   void check_root(int root) const {
@@ -460,26 +462,22 @@ void* CommImpl::shm_alloc(int64_t bytes) {
     private_allocs_.push_back(p);
     return p.get();
   }
+  return shm_alloc_in_order(bytes, /*node_shared=*/false);
+}
+
+void* CommImpl::shm_alloc_node(int64_t bytes) {
+  CT_CHECK(bytes >= 0, "shm_alloc_node: negative size ", bytes);
+  return shm_ ? shm_alloc_in_order(bytes, /*node_shared=*/true) : nullptr;
+}
+
+void* CommImpl::shm_alloc_in_order(int64_t bytes, bool node_shared) {
   // Always lane 0, in issue order with the other ops there.
   void* out = nullptr;
   Lane& lane = *lanes_[0];
   std::unique_lock<std::mutex> lock(lane.mu);
   auto work = std::make_shared<WorkImpl>();
-  lane.queue.emplace_back([&, bytes] { out = lane.shm->alloc(bytes, timeout_); }, work);
-  lane.cv.notify_all();
-  lock.unlock();
-  work->wait();
-  return out;
-}
-
-void* CommImpl::shm_alloc_node(int64_t bytes) {
-  CT_CHECK(bytes >= 0, "shm_alloc_node: negative size ", bytes);
-  if (!shm_) return nullptr;
-  void* out = nullptr;
-  Lane& lane = *lanes_[0];
-  std::unique_lock<std::mutex> lock(lane.mu);
-  auto work = std::make_shared<WorkImpl>();
-  lane.queue.emplace_back([&, bytes] { out = lane.shm->alloc(bytes, timeout_, /*node_shared=*/true); }, work);
+  lane.queue.emplace_back([&, bytes, node_shared] { out = lane.shm->alloc(bytes, timeout_, node_shared); },
+                          work);
   lane.cv.notify_all();
   lock.unlock();
   work->wait();
