@@ -1,6 +1,6 @@
-// The slices a node's ranks update (train/node_shard.h): they tile the slab in rank order, start on
-// 64-element boundaries (no cache line of the f32 state or of the bf16 copies is written by two ranks), are
-// within 64 elements of equal, and the decay ranges cut to a slice keep their flags.
+// The slices a node's ranks update (train/node_shard.h): they tile the slab in rank order, start on the
+// norm's chunk boundaries (whole chunk sums per rank; no cache line of the f32 state or of the bf16 copies is
+// written by two ranks), are within one chunk of equal, and the decay ranges cut to a slice keep their flags.
 #include "train/node_shard.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 using namespace ct::train;
 
-TEST(NodeShard, SlicesTileTheSlabOnCacheLineBoundaries) {
+TEST(NodeShard, SlicesTileTheSlabOnNormChunkBoundaries) {
   constexpr int64_t K = ct::kernels::kGradNormChunk;
   for (int64_t n : {int64_t{0}, int64_t{1}, K - 1, K, K + 1, 5 * K + 7, int64_t{108893186}}) {
     for (int ranks : {1, 2, 3, 8}) {
