@@ -106,15 +106,19 @@ int run_tokenize(int argc, char** argv) {
   } else {
     tok.set_truncation(std::nullopt);
   }
-  // As transformers: the call's padding replaces the file's, whose pad id and token are kept.
-  const ct::text::PaddingParams file_pad = tok.padding() ? *tok.padding() : ct::text::PaddingParams{};
+  // As transformers' tokenizer call: its padding replaces the file's, with the tokenizer's own pad token.
+  std::optional<ct::text::PaddingParams> pad = tok.call_padding();
   tok.set_padding(std::nullopt);
   if (!padding.empty()) {
     CT_CHECK(padding == "max_length" && max_length > 0,
              "--padding: only max_length (with --max_length) is supported");
-    ct::text::PaddingParams p = file_pad;
-    p.fixed = static_cast<size_t>(max_length);
-    tok.set_padding(p);
+    CT_CHECK(pad, "--padding: ", tokenizer,
+             " names no pad token (tokenizer_config.json's pad_token or tokenizer.json's padding section); "
+             "transformers refuses to pad with it too");
+    CT_CHECK(pad->pad_id >= 0, "--padding: ", tokenizer, ": pad_token '", pad->pad_token,
+             "' is not in the vocabulary");
+    pad->fixed = static_cast<size_t>(max_length);
+    tok.set_padding(pad);
   }
 
   auto handle = [&](const std::string& line, size_t lineno) {

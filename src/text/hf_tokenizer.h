@@ -74,8 +74,15 @@ class HfTokenizer {
   // for caches, and the transformers-side settings (model_max_length, special tokens).
   const nlohmann::json* source() const { return source_.get(); }
   const nlohmann::json* config() const { return config_.get(); }
-  // tokenizer.pad_token_id: the padding's id, else tokenizer_config.json's pad_token, else the first of
-  // <pad>, [PAD], <|endoftext|> in the vocabulary, else 0.
+  // The padding a transformers tokenizer call applies (PreTrainedTokenizerFast.set_truncation_and_padding):
+  // the pad token of tokenizer_config.json / special_tokens_map.json, else the one of tokenizer.json's
+  // `padding` section (transformers takes the section only as a default), with its id looked up in the
+  // vocabulary; pad_token_type_id and padding_side the same way, config first. `fixed` is left 0 for the
+  // caller. nullopt when there is no pad token, where transformers refuses to pad; pad_id -1 when the pad
+  // token is not in the vocabulary (transformers would add it as a new token).
+  std::optional<PaddingParams> call_padding() const;
+  // tokenizer.pad_token_id: call_padding()'s id, else the first of <pad>, [PAD], <|endoftext|> in the
+  // vocabulary, else 0 (the training commands' fallback for tokenizers that name no pad token).
   int32_t pad_token_id() const;
   // tokenizer_config.json's model_max_length; 0 when absent or "no limit" (1e30, VERY_LARGE_INTEGER).
   int64_t model_max_length() const;

@@ -520,12 +520,39 @@ std::string config_token(const json* config, const char* key) {
 
 }  // namespace
 
+std::optional<PaddingParams> HfTokenizer::call_padding() const {
+  const json* c = config();
+  const json* file = source() && source()->is_object() ? jf::find(*source(), "padding") : nullptr;
+  if (file && !file->is_object()) file = nullptr;
+  std::string pad;
+  if (c && c->is_object() && c->contains("pad_token")) {
+    pad = config_token(c, "pad_token");  // an explicit null (Llama's configs) means no pad token
+  } else if (file) {
+    pad = file->value("pad_token", std::string());
+  }
+  if (pad.empty()) return std::nullopt;
+  PaddingParams p;
+  p.pad_token = pad;
+  p.pad_id = token_to_id(pad);
+  if (c && c->is_object() && c->contains("pad_token_type_id") &&
+      (*c)["pad_token_type_id"].is_number_integer())
+    p.pad_type_id = (*c)["pad_token_type_id"].get<int32_t>();
+  else if (file && file->contains("pad_type_id") && (*file)["pad_type_id"].is_number_integer())
+    p.pad_type_id = (*file)["pad_type_id"].get<int32_t>();
+  std::string side = "right";
+  if (c && c->is_object() && c->contains("padding_side") && (*c)["padding_side"].is_string())
+    side = (*c)["padding_side"].get<std::string>();
+  else if (file && file->contains("direction") && (*file)["direction"].is_string())
+    side = (*file)["direction"].get<std::string>();
+  for (char& ch : side) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  CT_CHECK(side == "right" || side == "left", "padding_side '", side, "' is not right or left");
+  p.left = side == "left";
+  return p;
+}
+
 int32_t HfTokenizer::pad_token_id() const {
-  if (padding_) return padding_->pad_id;
-  std::vector<std::string> names;
-  if (auto c = config_token(config(), "pad_token"); !c.empty()) names.push_back(c);
-  for (const char* n : {"<pad>", "[PAD]", "<|endoftext|>"}) names.emplace_back(n);
-  for (const auto& n : names)
+  if (const auto p = call_padding(); p && p->pad_id >= 0) return p->pad_id;
+  for (const char* n : {"<pad>", "[PAD]", "<|endoftext|>"})
     if (int32_t id = token_to_id(n); id >= 0) return id;
   return 0;
 }

@@ -220,6 +220,49 @@ TEST(HfTokenizerFiles, SaveKeepsTruncationAndPadding) {
   EXPECT_EQ(b.ids.size(), 6u);
 }
 
+// transformers' call padding: tokenizer_config.json's pad_token (and padding_side), else the file's padding
+// section, whose pad_id is not used (the id is the token's); an explicit null pad_token means none at all,
+// and the training commands' pad_token_id() then falls back to a pad-like token of the vocabulary.
+TEST(HfTokenizerFiles, CallPaddingAsTransformersDerivesIt) {
+  json tj = load(kData + "/tokenizers/unigram_nmt.json");  // <s> 0, <pad> 1, </s> 2, <unk> 3
+  const std::string dir = fresh_dir("call_padding");
+  fs::write_file_atomic(dir + "/tokenizer.json", tj.dump());
+  EXPECT_FALSE(HfTokenizer::from_dir(dir).call_padding().has_value());
+  EXPECT_EQ(HfTokenizer::from_dir(dir).pad_token_id(), 1);  // the vocabulary's <pad>
+
+  fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"pad_token": "</s>", "padding_side": "left"})");
+  auto p = HfTokenizer::from_dir(dir).call_padding();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pad_id, 2);
+  EXPECT_EQ(p->pad_token, "</s>");
+  EXPECT_TRUE(p->left);
+
+  tj["padding"] = {
+      {"strategy", "BatchLongest"}, {"direction", "Left"}, {"pad_to_multiple_of", nullptr}, {"pad_id", 0},
+      {"pad_type_id", 1},           {"pad_token", "<unk>"}};
+  fs::write_file_atomic(dir + "/tokenizer.json", tj.dump());
+  stdfs::remove(dir + "/tokenizer_config.json");
+  p = HfTokenizer::from_dir(dir).call_padding();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pad_id, 3);
+  EXPECT_EQ(p->pad_type_id, 1);
+  EXPECT_TRUE(p->left);
+  EXPECT_EQ(HfTokenizer::from_dir(dir).pad_token_id(), 3);
+
+  fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"pad_token": {"content": "<pad>"}})");
+  p = HfTokenizer::from_dir(dir).call_padding();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pad_id, 1);
+  EXPECT_TRUE(p->left);  // the section's side: the config names none
+
+  fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"pad_token": null})");
+  EXPECT_FALSE(HfTokenizer::from_dir(dir).call_padding().has_value());
+
+  fs::write_file_atomic(dir + "/tokenizer_config.json", R"({"pad_token": "<nope>"})");
+  EXPECT_EQ(HfTokenizer::from_dir(dir).call_padding()->pad_id, -1);
+  EXPECT_EQ(HfTokenizer::from_dir(dir).pad_token_id(), 1);
+}
+
 TEST(HfTokenizerFiles, BertFromVocabTxtAndLlamaAddEos) {
   json bert = load(kData + "/tokenizers/bert.json");
   std::vector<std::string> vocab(bert["model"]["vocab"].size());

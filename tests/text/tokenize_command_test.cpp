@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -60,15 +61,32 @@ TEST(TokenizeCommand, PrintsEncodingsAsJsonLines) {
   EXPECT_EQ(b["sequence_ids"], json::parse("[null,0,null,1,null]"));
 }
 
+// A folder holding `tokenizer_json` and, unless null, `config` as tokenizer_config.json.
+std::string tokenizer_dir(const std::string& name, const json& tokenizer_json, const json& config) {
+  const std::string dir = testing::TempDir() + "tokenize_command_" + name + "." + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ct::fs::write_file_atomic(dir + "/tokenizer.json", tokenizer_json.dump());
+  if (!config.is_null()) ct::fs::write_file_atomic(dir + "/tokenizer_config.json", config.dump());
+  return dir;
+}
+
 TEST(TokenizeCommand, WindowsPaddingAndDecode) {
   int rc = 0;
-  auto out = run("tokenize --tokenizer_name " + kTok + " --max_length 5 --stride 1 --padding max_length",
+  const std::string dir =
+      tokenizer_dir("bert_pad", json::parse(ct::fs::read_file(kTok)), json{{"pad_token", "[PAD]"}});
+  auto out = run("tokenize --tokenizer_name " + dir + " --max_length 5 --stride 1 --padding max_length",
                  "hello world hello world\n", rc);
   ASSERT_EQ(rc, 0) << (out.empty() ? "" : out[0]);
   const json e = json::parse(out.at(0));
   EXPECT_EQ(e["ids"].size(), 5u);
   ASSERT_EQ(e["overflowing"].size(), 1u);
   EXPECT_EQ(e["overflowing"][0]["attention_mask"], json({1, 1, 1, 1, 0}));
+  // A tokenizer that names no pad token (a bare tokenizer.json without a padding section) is not padded with
+  // a guessed one: transformers refuses it too.
+  out = run("tokenize --tokenizer_name " + kTok + " --max_length 5 --padding max_length", "hello\n", rc);
+  EXPECT_NE(rc, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].find("--padding: " + kTok + " names no pad token"), std::string::npos) << out[0];
   out = run("tokenize --tokenizer_name " + kTok + " --decode", "[2, 349, 350, 3]\n", rc);
   ASSERT_EQ(rc, 0);
   EXPECT_EQ(out.at(0), "\"hello world\"");
@@ -119,6 +137,45 @@ TEST(TokenizeCommand, SplitWordsWithAddPrefixSpaceEqualHf) {
                          {"word_ids", nullable(w["words"])},
                          {"sequence_ids", nullable(w["seq"])}};
     EXPECT_EQ(got, expect) << "line " << i + 1;
+  }
+}
+
+// Stride windows padded to max_length as transformers' tokenizer call pads them, for tokenizers whose pad
+// token is not [PAD] / id 0 (pad id 1, 50256, 2 on the left, a file's own padding section with its type id, a
+// config's pad token over the section's): equal to HF's tokenizer given that pad token
+// (tools/make_padded_windows_golden.js). The CLI once padded all of them with [PAD] / 0.
+TEST(TokenizeCommand, PaddedWindowsUseTheTokenizersPadTokenAsHf) {
+  using ct::text::golden::kData;
+  const json g = json::parse(ct::fs::read_file(kData + "/padded_windows_golden.json"));
+  ASSERT_EQ(g["cases"].size(), 5u);
+  for (const auto& c : g["cases"]) {
+    const std::string name = c["name"].get<std::string>();
+    const std::string dir = tokenizer_dir(name, ct::text::golden::variant_json(c), c["config"]);
+    std::string input;
+    for (const auto& p : c["pairs"])
+      input += json{{"text", p["text"]}, {"text_pair", p["text_pair"]}}.dump() + "\n";
+    int rc = 0;
+    const auto out = run("tokenize --tokenizer_name " + dir + " --truncation only_second --max_length " +
+                             std::to_string(c["max_length"].get<int>()) + " --stride " +
+                             std::to_string(c["stride"].get<int>()) + " --padding max_length",
+                         input, rc);
+    ASSERT_EQ(rc, 0) << name << ": " << (out.empty() ? "" : out[0]);
+    ASSERT_EQ(out.size(), c["pairs"].size()) << name;
+    size_t padded = 0;
+    const std::function<json(const json&)> hf_fields = [&](const json& e) {
+      json o;
+      for (const char* k : {"ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask"})
+        o[k] = e[k];
+      for (int m : e["attention_mask"]) padded += m == 0;
+      if (e.contains("overflowing")) {
+        o["overflowing"] = json::array();
+        for (const auto& x : e["overflowing"]) o["overflowing"].push_back(hf_fields(x));
+      }
+      return o;
+    };
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_EQ(hf_fields(json::parse(out[i])), c["pairs"][i]["enc"]) << name << " line " << i + 1;
+    EXPECT_GT(padded, 0u) << name << ": no padded window";
   }
 }
 
