@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "data/card_features.h"
+#include "data/data_files.h"
 #include "data/readme_yaml.h"
 #include "hub/hub_client.h"
 #include "parquet/parquet_file.h"
@@ -115,6 +117,22 @@ void choose_files(ResolvedDataset& ds, const std::string& readme, const std::vec
   if (!readme.empty()) ds.card_features = card_features(readme, "", where + " README.md");
 }
 
+// The Parquet conversion as an earlier online run cached it, for a revision whose cached snapshot holds no
+// data files: what that run chose for a script-only repo. nullopt when it is not cached either.
+std::optional<ResolvedDataset> cached_conversion(hub::HubClient& hc, const std::string& repo,
+                                                 const std::string& config) {
+  hub::RepoFiles conv;
+  try {
+    conv = hc.list_files(hub::RepoType::dataset, repo, kConvertBranch);
+  } catch (const hub::HubError& e) {
+    if (e.code() == hub::HubErrorCode::not_cached) return std::nullopt;
+    throw;
+  }
+  log::info("dataset ", repo, ": no data files in the cached main; reading its cached Parquet conversion (",
+            kConvertBranch, ")");
+  return from_convert_branch(repo, conv, config, kConvertBranch);
+}
+
 bool has_script(const std::vector<std::string>& files, const std::string& repo) {
   const std::string base = repo.substr(repo.rfind('/') + 1) + ".py";
   return std::find(files.begin(), files.end(), base) != files.end();
@@ -170,9 +188,23 @@ ResolvedDataset resolve_dataset(const DatasetRequest& req) {
       "squad, squad_v2, imdb, conll2003, wikitext, swag)");
   hub::HubClient hc = client_for(req);
   const std::string revision = req.revision.empty() ? "main" : req.revision;
-  const hub::RepoFiles rf = hc.list_files(hub::RepoType::dataset, repo, revision);
   const std::string where = "dataset " + repo;
-  if (revision == kConvertBranch) return from_convert_branch(repo, rf, req.config, revision);
+  if (revision == kConvertBranch)
+    return from_convert_branch(repo, hc.list_files(hub::RepoType::dataset, repo, revision), req.config,
+                               revision);
+  hub::RepoFiles rf;
+  try {
+    rf = hc.list_files(hub::RepoType::dataset, repo, revision);
+  } catch (const hub::HubError& e) {
+    // A script-only repo whose main had nothing worth downloading (no README) leaves no snapshot of main.
+    if (e.code() != hub::HubErrorCode::not_cached) throw;
+    if (auto ds = cached_conversion(hc, repo, req.config)) return *ds;
+    throw;
+  }
+  // Offline (or the Hub unreachable) the loading script is not in the cache, so has_script cannot see it.
+  if (rf.from_cache && std::none_of(rf.files.begin(), rf.files.end(), is_data_file)) {
+    if (auto ds = cached_conversion(hc, repo, req.config)) return *ds;
+  }
 
   ResolvedDataset ds;
   ds.repo_id = repo;

@@ -59,6 +59,10 @@ class HubDatasets : public ::testing::Test {
     copy(conll + "@convert", "conll2003/train/0000.parquet", "conll.parquet");
     copy(conll + "@convert", "conll2003/validation/0000.parquet", "conll.parquet");
     put(r + "/datasets/org/scripted", "scripted.py", "# only a script\n");
+    // A script and nothing else on main (no README): an online run caches nothing of main's files.
+    put(r + "/datasets/org/scriptonly", "scriptonly.py", "# only a script\n");
+    copy(r + "/datasets/org/scriptonly@convert", "default/train/0000.parquet", "conll.parquet");
+    copy(r + "/datasets/org/scriptonly@convert", "default/test/0000.parquet", "conll.parquet");
     const std::string plain = r + "/datasets/org/plain";
     copy(plain, "data/train-00000-of-00002.parquet", "flat_v1_zstd.parquet");
     copy(plain, "data/train-00001-of-00002.parquet", "flat_v2_zstd.parquet");
@@ -132,6 +136,34 @@ TEST_F(HubDatasets, ScriptOnlyRepoReadsItsParquetConversion) {
   // Asking for the branch directly works too.
   q.revision = "refs/convert/parquet";
   EXPECT_EQ(resolve_dataset(q).split_names(), (std::vector<std::string>{"train", "validation"}));
+}
+
+// Offline, the loading script is not in the cache, so the rerun must find what the online run chose from the
+// cache alone: the refs/convert/parquet snapshot, when the cached main holds no data files (a README only, or
+// no snapshot of main at all).
+TEST_F(HubDatasets, ScriptOnlyRepoRerunsOfflineFromItsCachedConversion) {
+  for (const std::string name : {"conll2003", "org/scriptonly"}) {
+    DatasetRequest q = request(name);
+    const ResolvedDataset online = resolve_dataset(q);
+    std::vector<std::vector<std::string>> online_files;
+    for (const auto& s : online.split_names()) online_files.push_back(fetch_split(q, online, s));
+    const size_t requests = hub->requests().size();
+    q.offline = true;
+    const ResolvedDataset offline = resolve_dataset(q);
+    EXPECT_EQ(offline.revision, "refs/convert/parquet") << name;
+    EXPECT_EQ(offline.commit, online.commit) << name;
+    EXPECT_EQ(offline.config, online.config) << name;
+    ASSERT_EQ(offline.split_names(), online.split_names()) << name;
+    for (size_t i = 0; i < online_files.size(); ++i)
+      EXPECT_EQ(fetch_split(q, offline, offline.split_names()[i]), online_files[i]) << name;
+    EXPECT_EQ(hub->requests().size(), requests) << name << ": no request offline";
+  }
+  // Without that earlier run there is nothing to fall back on: the cache error, as for any dataset.
+  DatasetRequest q = request("org/scriptonly");
+  TempDir other;
+  q.cache_dir = other.path();
+  q.offline = true;
+  expect_error([&] { resolve_dataset(q); }, {"org/scriptonly at revision main is not in the cache"});
 }
 
 TEST_F(HubDatasets, DefaultSplitPatterns) {

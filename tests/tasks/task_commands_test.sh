@@ -18,8 +18,8 @@
 #     in bf16 sharing the optimizer state inside the node train the bytes of 2 ranks each updating everything.
 #   ner: local json lines (tokens, ner_tags as strings): trains to eval_f1 >= 0.9, predictions.txt has a line
 #     of tags per test sentence; 2 ranks equal 1 rank; a row with fewer tags than words is refused.
-#   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 with the committed
-#     conll.parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported; then
+#   ner_hub: `--dataset_name conll2003` through the fake Hub (eriktks/conll2003 as the Hub lays it out: a
+#     loading script on main, the committed conll.parquet on refs/convert/parquet): the ClassLabel names become the config's id2label, seqeval's keys are reported; then
 #     offline (HF_DATASETS_OFFLINE=1, server gone) from the caches with the same metrics.
 #   mlm_hub: run_mlm's README command (`--model_name_or_path FacebookAI/roberta-base --dataset_name wikitext
 #     --dataset_config_name wikitext-2-raw-v1`) under mpiexec -n 2, model and data from the fake Hub
@@ -219,9 +219,16 @@ ner)
 ner_hub)
   model "$TMP/m" token-cls
   hub_env
-  C="$TMP/hub/datasets/eriktks/conll2003/data"
+  # As the real Hub has it: main holds a loading script and a README without configs; the data is the
+  # Parquet export on refs/convert/parquet, which the offline rerun must find in the cache again.
+  C="$TMP/hub/datasets/eriktks/conll2003"
   mkdir -p "$C"
-  for s in train validation test; do cp "$HERE/../parquet/data/conll.parquet" "$C/$s-00000-of-00001.parquet"; done
+  printf -- '---\nlanguage:\n- en\n---\n# CoNLL-2003\n' > "$C/README.md"
+  echo "# a loading script" > "$C/conll2003.py"
+  for s in train validation test; do
+    mkdir -p "$C@convert/conll2003/$s"
+    cp "$HERE/../parquet/data/conll.parquet" "$C@convert/conll2003/$s/0000.parquet"
+  done
   start_hub
   C=(ner --model_name_or_path "$TMP/m" --dataset_name conll2003 --do_train --do_eval --max_steps 3
      --per_device_train_batch_size 4 --save_strategy no --ignore_mismatched_sizes --return_entity_level_metrics)
