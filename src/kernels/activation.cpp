@@ -1,4 +1,4 @@
-// GELU (exact and tanh), ReLU and tanh, vectorized through vec_math's exp/erf.
+// GELU (exact and tanh), ReLU, tanh and SiLU (decoders' SwiGLU gate), vectorized through vec_math's exp/erf.
 #include "kernels/activation.h"
 
 #include <cmath>
@@ -20,8 +20,9 @@ Activation activation_from_name(const std::string& name) {
   if (name == "gelu") return Activation::gelu;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
   if (name == "relu") return Activation::relu;
+  if (name == "silu" || name == "swish") return Activation::silu;
   fail("hidden_act: unsupported activation '", name,
-       "' (expected gelu, gelu_new, gelu_pytorch_tanh or relu)");
+       "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
 }
 
 namespace {
@@ -34,6 +35,8 @@ inline float act_of(float x) {
     return 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
   } else if constexpr (A == Activation::relu) {
     return x > 0.0f ? x : 0.0f;
+  } else if constexpr (A == Activation::silu) {
+    return x / (1.0f + fast_exp(-x));  // torch's CPU silu: x / (1 + exp(-x))
   } else {
     return std::tanh(x);  // fast_tanh loses relative precision near 0, where pooled features sit
   }
@@ -84,6 +87,9 @@ void forward_impl(float* out, bf16* out_bf16, const TIn* inp, int64_t n, Activat
     case Activation::tanh:
       forward_loop<Activation::tanh>(out, out_bf16, inp, n);
       break;
+    case Activation::silu:
+      forward_loop<Activation::silu>(out, out_bf16, inp, n);
+      break;
   }
 }
 
@@ -120,6 +126,10 @@ inline float grad_of(float x, float d, Activation act) {
       const float t = std::tanh(x);
       return d * (1.0f - t * t);
     }
+    case Activation::silu: {
+      const float sg = 1.0f / (1.0f + fast_exp(-x));
+      return d * sg * (1.0f + x * (1.0f - sg));
+    }
   }
   return 0.0f;
 }
@@ -153,6 +163,9 @@ void backward_impl(float* dinp, bf16* dinp_bf16, const float* dout, const TIn* i
       break;
     case Activation::tanh:
       backward_loop<kAccumulate, kCopy, Activation::tanh>(dinp, dinp_bf16, dout, inp, n);
+      break;
+    case Activation::silu:
+      backward_loop<kAccumulate, kCopy, Activation::silu>(dinp, dinp_bf16, dout, inp, n);
       break;
   }
 }
@@ -196,6 +209,8 @@ double activation_reference(double x, Activation act) {
       return x > 0.0 ? x : 0.0;
     case Activation::tanh:
       return std::tanh(x);
+    case Activation::silu:
+      return x / (1.0 + std::exp(-x));
   }
   return 0.0;
 }
@@ -214,6 +229,10 @@ double activation_grad_reference(double x, Activation act) {
     case Activation::tanh: {
       const double t = std::tanh(x);
       return 1.0 - t * t;
+    }
+    case Activation::silu: {
+      const double sg = 1.0 / (1.0 + std::exp(-x));
+      return sg * (1.0 + x * (1.0 - sg));
     }
   }
   return 0.0;

@@ -10,7 +10,7 @@
 
 namespace ct::kernels {
 
-enum class Activation { gelu, gelu_tanh, relu, tanh };
+enum class Activation { gelu, gelu_tanh, relu, tanh, silu };
 
 // Maps config.hidden_act ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu") to an Activation;
 // throws ct::Error naming the value otherwise.

@@ -1,7 +1,8 @@
-// The gated FFN activation of ModernBERT (GeGLU): the FFN's input projection Wi yields [N, 2F], split into
-// `input` (first F columns) and `gate` (last F), and the output is act(input) * gate, as transformers'
-// ModernBertMLP computes `self.act(input) * gate` (act = config.hidden_activation, GELU for the Hub
-// checkpoints).
+// The gated FFN activations: a fused input projection yields [N, 2F], split into the activated half (first F
+// columns) and the multiplier (last F), and the output is act(first) * second. ModernBERT's GeGLU
+// (transformers' ModernBertMLP `self.act(input) * gate`, GELU on the Hub checkpoints), the decoders' SwiGLU
+// (Llama's `act_fn(gate_proj(x)) * up_proj(x)` with gate_proj's rows first and act silu) and Gemma's GeGLU
+// (the same with gelu_pytorch_tanh).
 #pragma once
 
 #include <cstdint>

@@ -164,6 +164,8 @@ dnnl::algorithm eltwise_algorithm(Activation a) {
       return dnnl::algorithm::eltwise_relu;
     case Activation::tanh:
       return dnnl::algorithm::eltwise_tanh;
+    case Activation::silu:
+      return dnnl::algorithm::eltwise_swish;  // x * sigmoid(alpha * x), alpha = 1 below
   }
   return dnnl::algorithm::eltwise_relu;
 }
@@ -217,7 +219,10 @@ Entry& get_entry(const Gemm& g, const Layout& l) {
   if (g.accumulate || g.has_activation || g.residual) {
     dnnl::post_ops po;
     if (g.accumulate) po.append_sum(1.0f);
-    if (g.has_activation) po.append_eltwise(1.0f, eltwise_algorithm(g.activation), 0.0f, 0.0f);
+    if (g.has_activation) {
+      const float alpha = g.activation == Activation::silu ? 1.0f : 0.0f;
+      po.append_eltwise(1.0f, eltwise_algorithm(g.activation), alpha, 0.0f);
+    }
     if (g.residual) po.append_binary(dnnl::algorithm::binary_add, residual_md);
     attr.set_post_ops(po);
   }

@@ -121,14 +121,16 @@ TEST_P(ActivationTest, OverwriteModeAndBf16CopyOfTheGradient) {
 
 INSTANTIATE_TEST_SUITE_P(All, ActivationTest,
                          ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu,
-                                           Activation::tanh));
+                                           Activation::tanh, Activation::silu));
 
 TEST(Activation, NamesFollowHuggingFace) {
   EXPECT_EQ(activation_from_name("gelu"), Activation::gelu);
   EXPECT_EQ(activation_from_name("gelu_new"), Activation::gelu_tanh);
   EXPECT_EQ(activation_from_name("gelu_pytorch_tanh"), Activation::gelu_tanh);
   EXPECT_EQ(activation_from_name("relu"), Activation::relu);
-  EXPECT_THROW(activation_from_name("swish"), Error);
+  EXPECT_EQ(activation_from_name("silu"), Activation::silu);
+  EXPECT_EQ(activation_from_name("swish"), Activation::silu);  // ACT2FN's alias
+  EXPECT_THROW(activation_from_name("quick_gelu"), Error);
 }
 
 }  // namespace

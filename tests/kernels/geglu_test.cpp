@@ -47,7 +47,8 @@ TEST(Geglu, RefusesAnEmptyGate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, GegluTest,
-                         ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu));
+                         ::testing::Values(Activation::gelu, Activation::gelu_tanh, Activation::relu,
+                                           Activation::silu));
 
 }  // namespace
 }  // namespace ct::kernels

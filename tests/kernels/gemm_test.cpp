@@ -218,7 +218,7 @@ TEST(Gemm, DenseBatchDefaults) {
 // bf16 operands and outputs, a row count past a multiple of 64 (the row tail carries the activation) and a
 // reduction that is not a multiple of 64 (never split: the activation must see the whole sum).
 TEST(Gemm, ActivationEpilogueMatchesReference) {
-  for (const Activation act : {Activation::gelu, Activation::gelu_tanh, Activation::relu})
+  for (const Activation act : {Activation::gelu, Activation::gelu_tanh, Activation::relu, Activation::silu})
     for (const DType t : {DType::f32, DType::bf16}) {
       Gemm g;
       g.M = 70;
