@@ -42,24 +42,35 @@ void rotate(float* x, const int32_t* positions, int64_t rows, int64_t heads, int
 RotaryTable make_rotary_table(int64_t max_positions, int64_t head_dim, double theta) {
   CT_CHECK(head_dim > 0 && head_dim % 2 == 0, "rotary embedding: head dimension ", head_dim,
            " (expected a positive even number)");
-  CT_CHECK(max_positions > 0, "rotary embedding: ", max_positions, " positions (expected > 0)");
   CT_CHECK(theta > 0, "rotary embedding: rope_theta ", theta, " (expected > 0)");
-  RotaryTable t;
-  t.head_dim = head_dim;
-  t.max_positions = max_positions;
-  t.theta = theta;
   const int64_t half = head_dim / 2;
   std::vector<float> inv_freq(half);
   for (int64_t i = 0; i < half; ++i)
     inv_freq[i] =
         1.0f / std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(head_dim));
+  RotaryTable t = make_rotary_table(max_positions, head_dim, inv_freq, 1.0f);
+  t.theta = theta;
+  return t;
+}
+
+RotaryTable make_rotary_table(int64_t max_positions, int64_t head_dim, const std::vector<float>& inv_freq,
+                              float attention_scaling) {
+  CT_CHECK(head_dim > 0 && head_dim % 2 == 0, "rotary embedding: head dimension ", head_dim,
+           " (expected a positive even number)");
+  CT_CHECK(max_positions > 0, "rotary embedding: ", max_positions, " positions (expected > 0)");
+  const int64_t half = head_dim / 2;
+  CT_CHECK(static_cast<int64_t>(inv_freq.size()) == half, "rotary embedding: ", inv_freq.size(),
+           " inverse frequencies for head dimension ", head_dim, " (expected ", half, ")");
+  RotaryTable t;
+  t.head_dim = head_dim;
+  t.max_positions = max_positions;
   t.cos.resize(max_positions * half);
   t.sin.resize(max_positions * half);
   for (int64_t p = 0; p < max_positions; ++p)
     for (int64_t i = 0; i < half; ++i) {
       const float angle = static_cast<float>(p) * inv_freq[i];
-      t.cos[p * half + i] = std::cos(angle);
-      t.sin[p * half + i] = std::sin(angle);
+      t.cos[p * half + i] = std::cos(angle) * attention_scaling;
+      t.sin[p * half + i] = std::sin(angle) * attention_scaling;
     }
   return t;
 }

@@ -17,6 +17,10 @@ struct RotaryTable {
   std::vector<float> cos, sin;  // [max_positions, head_dim / 2]
 };
 RotaryTable make_rotary_table(int64_t max_positions, int64_t head_dim, double theta);
+// The same from given inverse frequencies (the decoders' rope types, model/decoder_config.h), cos and sin
+// multiplied by attention_scaling as transformers' rotary modules do (1 for most types).
+RotaryTable make_rotary_table(int64_t max_positions, int64_t head_dim, const std::vector<float>& inv_freq,
+                              float attention_scaling);
 
 // x: `rows` rows of `heads` heads of head_dim values each, row r starting at x + r * row_stride (so q and k
 // of a fused qkv row are rotated by two calls); positions[r] is row r's position. Throws ct::Error naming the
