@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "kernels/activation.h"
+#include "model/config_fields.h"
 #include "model/modernbert_config.h"
 
 namespace ct::model {
@@ -122,12 +123,7 @@ void check_common(const ModelConfig& c, Reader& r, const char* hidden, const cha
   if (c.hidden_size % c.num_attention_heads != 0)
     fail(r.source(), ": \"", hidden, "\" ", c.hidden_size, " is not divisible by \"", heads, "\" ",
          c.num_attention_heads);
-  try {
-    kernels::activation_from_name(c.hidden_act);  // the activations the kernels implement
-  } catch (const Error&) {
-    fail(r.source(), ": field \"", act, "\" is \"", c.hidden_act,
-         "\", expected gelu, gelu_new, gelu_pytorch_tanh or relu");
-  }
+  activation_field(r.source(), act, c.hidden_act, false);  // the activations the kernels implement
   if (!(c.initializer_range >= 0.0 && std::isfinite(c.initializer_range)))
     fail(r.source(), ": field \"initializer_range\" must be a finite non-negative number, saw ",
          c.initializer_range);

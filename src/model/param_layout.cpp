@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "kernels/activation.h"
+#include "model/config_fields.h"
 #include "model/modernbert.h"
 
 namespace ct::model {
@@ -61,7 +62,7 @@ void validate_model_config(const ModelConfig& c) {
   prob(c.seq_classif_dropout, "seq_classif_dropout");
   if (c.classifier_dropout >= 0.0) prob(c.classifier_dropout, "classifier_dropout");
   CT_CHECK(c.layer_norm_eps > 0.0, "model config: layer_norm_eps must be > 0, got ", c.layer_norm_eps);
-  kernels::activation_from_name(c.hidden_act);  // throws naming the value
+  activation_field("model config", "hidden_act", c.hidden_act, false);
 }
 
 namespace {
@@ -101,7 +102,8 @@ void check_electra_summary(const ModelConfig& c) {
     fail(what, "summary_proj_to_labels true is not supported (the summary projects to hidden_size)");
   if (c.summary_activation != "tanh") {
     try {
-      kernels::activation_from_name(c.summary_activation);
+      if (kernels::activation_from_name(c.summary_activation) == kernels::Activation::silu)
+        fail("silu");  // the encoders' heads are checked with the GELU forms and ReLU only
     } catch (const Error&) {
       fail(what, "summary_activation ",
            c.summary_activation.empty() ? std::string("null") : "\"" + c.summary_activation + "\"",
