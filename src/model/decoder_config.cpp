@@ -316,7 +316,36 @@ DecoderConfig decoder_config_from_json(const json& j, const std::string& source)
   for (const char* k : {"dtype", "torch_dtype", "transformers_version", "use_cache", "architectures"})
     f.use(k);
   c.extra = f.rest();
+  c.file = j;
   return c;
+}
+
+std::string decoder_architecture(const DecoderConfig& c) {
+  switch (c.family) {
+    case DecoderFamily::gpt2:
+      return "GPT2LMHeadModel";
+    case DecoderFamily::llama:
+      return "LlamaForCausalLM";
+    case DecoderFamily::mistral:
+      return "MistralForCausalLM";
+    case DecoderFamily::qwen2:
+      return "Qwen2ForCausalLM";
+    case DecoderFamily::qwen3:
+      return "Qwen3ForCausalLM";
+    case DecoderFamily::gemma3_text:
+      return "Gemma3ForCausalLM";
+  }
+  return "";
+}
+
+json decoder_config_to_json(const DecoderConfig& c) {
+  json j = c.file.is_object() ? c.file : json::object();
+  j["model_type"] = c.model_type;
+  j["architectures"] = json::array({decoder_architecture(c)});
+  j["vocab_size"] = c.vocab_size;
+  // 4.x files name the dtype torch_dtype, 5.x dtype; the weights are written as f32.
+  j[j.contains("dtype") ? "dtype" : "torch_dtype"] = "float32";
+  return j;
 }
 
 DecoderConfig load_decoder_config(const std::string& path) {

@@ -88,10 +88,18 @@ struct DecoderConfig {
   std::vector<DecoderLayerSpec> layers;
   // Fields not consumed, for round-tripping into a saved config.json.
   nlohmann::json extra = nlohmann::json::object();
+  // The file as read: decoder_config_to_json writes it back with what the engine changed.
+  nlohmann::json file = nlohmann::json::object();
 };
 
 // Reads one config.json object; `source` names the file in errors.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j, const std::string& source);
 DecoderConfig load_decoder_config(const std::string& path);
+
+// config.json as save_pretrained writes it after training: the file as read, with vocab_size (a resized
+// embedding), the <Family>ForCausalLM architecture and float32 as the dtype (the 4.x and 5.x key).
+nlohmann::json decoder_config_to_json(const DecoderConfig& c);
+// transformers' class name: LlamaForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM, GPT2LMHeadModel, ...
+std::string decoder_architecture(const DecoderConfig& c);
 
 }  // namespace ct::model
