@@ -180,24 +180,6 @@ std::string framework_versions() {
   return s;
 }
 
-ModelCardInfo qa_card_info(const QaArguments& args) {
-  ModelCardInfo info;
-  info.finetuned_from = args.model.model_name_or_path;
-  info.tasks = "question-answering";
-  const auto& d = args.data;
-  if (!d.dataset_name.empty()) {
-    info.dataset_tag = d.dataset_name;
-    info.dataset_arg = d.dataset_config_name;
-    info.dataset =
-        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
-  }
-  return info;
-}
-
-std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world) {
-  return model_card(qa_card_info(args), args.training, log_history, world);
-}
-
 std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
                        const nlohmann::json& log_history, int world) {
   const std::string& finetuned_from = info.finetuned_from;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 #include "test_util.h"
 
 namespace ct::data {

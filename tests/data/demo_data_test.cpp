@@ -1,7 +1,7 @@
 // Demo data: answers are exact spans at their answer_start (code points), splits share no paragraph, the same
 // seed gives the same data, questions need their wording, the vocab covers every word, and the written JSON
 // reads back through the SQuAD reader unchanged.
-#include "data/demo_data.h"
+#include "tasks/question_answering/squad_demo_data.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "core/fs.h"
-#include "data/demo_data.h"
+#include "tasks/question_answering/squad_demo_data.h"
 #include "test_util.h"
 
 namespace ct::data {

@@ -1,11 +1,11 @@
 // run_qa features: window counts and positions worked out by hand, HF's overlap stride, labels (inside,
 // partly outside -> [CLS], the last-context-token edge case), unicode contexts, padding, and every gold
 // answer that lies inside a window decoding back to its text through the offsets.
-#include "data/features.h"
+#include "tasks/question_answering/qa_features.h"
 
 #include <gtest/gtest.h>
 
-#include "data/demo_data.h"
+#include "tasks/question_answering/squad_demo_data.h"
 #include "test_util.h"
 
 namespace ct::data {

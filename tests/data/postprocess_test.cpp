@@ -1,6 +1,6 @@
 // Post-processing on hand-made logits: best span over all windows of an example, invalid spans dropped,
 // max_answer_length, "empty", softmax probabilities, SQuAD v2 null answers and thresholds, and the files.
-#include "data/postprocess.h"
+#include "tasks/question_answering/postprocess.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 
 #include "core/fs.h"
 #include "data/feature_cache.h"
-#include "data/features.h"
-#include "data/qa_tokenizer.h"
-#include "data/squad.h"
+#include "tasks/question_answering/qa_features.h"
+#include "tasks/question_answering/qa_tokenizer.h"
+#include "tasks/question_answering/squad.h"
 #include "text/hf_tokenizer.h"
 
 namespace {
@@ -44,13 +44,13 @@ int32_t byte_of(const std::string& s, int64_t c) {
   return static_cast<int32_t>(s.size());
 }
 
-void expect_golden(const ct::data::FeatureSet& fs, const std::vector<ct::data::Example>& examples,
+void expect_golden(const ct::tasks::FeatureSet& fs, const std::vector<ct::tasks::Example>& examples,
                    const json& g, const std::string& name, int32_t pad, bool types_fed) {
   const auto& gf = g.at("features");
   ASSERT_EQ(fs.size(), static_cast<int64_t>(gf.size())) << name;
   std::vector<int64_t> all(static_cast<size_t>(fs.size()));
   for (int64_t i = 0; i < fs.size(); ++i) all[static_cast<size_t>(i)] = i;
-  const ct::data::Batch b = fs.collate(all);
+  const ct::tasks::Batch b = fs.collate(all);
   const int64_t T = b.seq_len;
   ASSERT_EQ(T, g.at("max_seq_length").get<int64_t>());
   for (int64_t i = 0; i < fs.size(); ++i) {
@@ -77,7 +77,7 @@ void expect_golden(const ct::data::FeatureSet& fs, const std::vector<ct::data::E
     EXPECT_EQ(fs[i].end_position, f.at("end_positions").get<int32_t>());
     // The same row unpadded (--pad_to_max_length False packs rows end to end).
     const std::vector<int64_t> one = {i};
-    const ct::data::Batch p = fs.collate_packed(one);
+    const ct::tasks::Batch p = fs.collate_packed(one);
     EXPECT_EQ(p.input_ids, ids);
     if (types_fed) {
       EXPECT_EQ(p.token_type_ids, types);
@@ -96,14 +96,14 @@ void expect_golden(const ct::data::FeatureSet& fs, const std::vector<ct::data::E
 
 struct Golden {
   json g;
-  std::vector<ct::data::Example> examples;
-  ct::data::FeatureOptions options;
+  std::vector<ct::tasks::Example> examples;
+  ct::tasks::FeatureOptions options;
 };
 
 Golden golden(const std::string& name) {
   Golden r;
   r.g = json::parse(ct::fs::read_file(kDir + "/golden_" + name + ".json"));
-  r.examples = ct::data::read_squad(kDir + "/examples.json", nullptr, /*answers_optional=*/true);
+  r.examples = ct::tasks::read_squad(kDir + "/examples.json", nullptr, /*answers_optional=*/true);
   r.options.max_seq_length = r.g.at("max_seq_length").get<int64_t>();
   r.options.doc_stride = r.g.at("doc_stride").get<int64_t>();
   r.options.pad_to_max_length = true;
@@ -119,7 +119,7 @@ TEST_P(QaFeaturesGolden, EqualsRunQaWithHfTokenizer) {
   Golden gd = golden(name);
   const int32_t pad = tok.token_to_id(v.at("pad").get<std::string>());
   const bool types = v.at("token_type_ids").get<bool>();
-  const auto fs = ct::data::FeatureSet::build(gd.examples, tok, gd.options, pad, types);
+  const auto fs = ct::tasks::FeatureSet::build(gd.examples, tok, gd.options, pad, types);
   expect_golden(fs, gd.examples, gd.g, name, pad, types);
 }
 
@@ -136,7 +136,7 @@ TEST(QaTokenizer, FoldersGiveTheGoldenFeatures) {
     stdfs::create_directories(dir);
     ct::fs::write_file_atomic(dir + "/tokenizer.json", variant_json(name).dump());
     const std::string model_type = name == "xlmr" ? "xlm-roberta" : name;
-    const auto qt = ct::data::QaTokenizer::from_dir(dir, model_type);
+    const auto qt = ct::tasks::QaTokenizer::from_dir(dir, model_type);
     EXPECT_STREQ(qt.kind(), name == "bert" ? "wordpiece" : "tokenizer.json");
     Golden gd = golden(name);
     const json v = json::parse(ct::fs::read_file(kDir + "/variants.json")).at(name);
@@ -146,10 +146,10 @@ TEST(QaTokenizer, FoldersGiveTheGoldenFeatures) {
                   v.at("token_type_ids").get<bool>());
     qt.save(dir + "/saved");
     EXPECT_TRUE(stdfs::exists(dir + "/saved/tokenizer.json"));
-    EXPECT_EQ(ct::data::QaTokenizer::from_dir(dir + "/saved", model_type).fingerprint(), qt.fingerprint());
+    EXPECT_EQ(ct::tasks::QaTokenizer::from_dir(dir + "/saved", model_type).fingerprint(), qt.fingerprint());
   }
-  EXPECT_NE(ct::data::QaTokenizer::from_dir(root + "/roberta", "roberta").fingerprint(),
-            ct::data::QaTokenizer::from_dir(root + "/bert", "bert").fingerprint());
+  EXPECT_NE(ct::tasks::QaTokenizer::from_dir(root + "/roberta", "roberta").fingerprint(),
+            ct::tasks::QaTokenizer::from_dir(root + "/bert", "bert").fingerprint());
   stdfs::remove_all(root);
 }
 
@@ -157,14 +157,14 @@ TEST(QaTokenizer, FoldersGiveTheGoldenFeatures) {
 TEST(QaTokenizer, FeatureCacheRoundTripsTheLayout) {
   const auto tok = ct::text::HfTokenizer::from_json(variant_json("roberta"), "roberta");
   Golden gd = golden("roberta");
-  const auto fs = ct::data::FeatureSet::build(gd.examples, tok, gd.options, tok.token_to_id("<pad>"), false);
+  const auto fs = ct::tasks::FeatureSet::build(gd.examples, tok, gd.options, tok.token_to_id("<pad>"), false);
   const std::string path =
       (stdfs::temp_directory_path() / ("ct_qa_cache_" + std::to_string(::getpid()) + ".bin")).string();
-  ct::data::save_feature_set(path, fs);
-  const auto back = ct::data::load_feature_set(path);
+  ct::tasks::save_feature_set(path, fs);
+  const auto back = ct::tasks::load_feature_set(path);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->layout(), fs.layout());
-  EXPECT_EQ(ct::data::feature_set_hash(*back), ct::data::feature_set_hash(fs));
+  EXPECT_EQ(ct::tasks::feature_set_hash(*back), ct::tasks::feature_set_hash(fs));
   EXPECT_EQ(fs.layout().middle.size(), 2u);
   stdfs::remove(path);
 }

@@ -1,7 +1,7 @@
 // --dataset_name resolution and the datasets cache without a network: names/configs accepted and refused,
 // official file names, the cache path of a URL, the SQuAD-shape check's one-line errors, a cached file used
 // with no request (its URL points at a closed port), offline with nothing cached.
-#include "data/squad_dataset.h"
+#include "tasks/question_answering/squad_dataset.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // Official SQuAD v1.1 / v2.0 scores against values worked out by hand (and by the official scripts' rules).
-#include "data/squad_metrics.h"
+#include "tasks/question_answering/squad_metrics.h"
 
 #include <gtest/gtest.h>
 

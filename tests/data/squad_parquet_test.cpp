@@ -2,7 +2,7 @@
 // multi-answer and unanswerable rows, and a file without SQuAD's columns.
 #include <gtest/gtest.h>
 
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 #include "test_util.h"
 
 namespace ct::data {

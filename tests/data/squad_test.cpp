@@ -1,6 +1,6 @@
 // Reading SQuAD files: nested v1.1/v2.0, the flat HF form, JSON lines; code-point answer_start to bytes;
 // mismatching answers skipped and counted; every malformed input a one-line error naming file, record, field.
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 
 #include <gtest/gtest.h>
 

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "core/fs.h"
-#include "data/demo_data.h"
 #include "kernels/cpu_features.h"
 #include "model/config.h"
+#include "tasks/question_answering/squad_demo_data.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
 

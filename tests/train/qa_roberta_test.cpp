@@ -16,9 +16,9 @@
 #include <string>
 
 #include "core/fs.h"
-#include "data/demo_data.h"
-#include "data/qa_tokenizer.h"
-#include "data/squad.h"
+#include "tasks/question_answering/qa_tokenizer.h"
+#include "tasks/question_answering/squad.h"
+#include "tasks/question_answering/squad_demo_data.h"
 #include "train/checkpoint.h"
 
 namespace stdfs = std::filesystem;
@@ -64,12 +64,12 @@ void write_workspace(const std::string& root, const std::string& model_type, con
                      int64_t vocab_size) {
   stdfs::remove_all(root);
   stdfs::create_directories(root + "/model");
-  ct::data::DemoOptions o;
+  ct::tasks::DemoOptions o;
   o.seed = 3;
   o.train_paragraphs = 4;
   o.eval_paragraphs = 1;
-  const auto demo = ct::data::generate_demo_data(o);
-  ct::data::write_squad_json(demo.train, root + "/train.json");
+  const auto demo = ct::tasks::generate_demo_data(o);
+  ct::tasks::write_squad_json(demo.train, root + "/train.json");
   ct::fs::write_file_atomic(root + "/model/tokenizer.json", tokenizer.dump());
   ct::fs::write_file_atomic(root + "/model/tokenizer_config.json",
                             json{{"model_max_length", 512}, {"pad_token", "<pad>"}}.dump());
@@ -95,7 +95,7 @@ void write_workspace(const std::string& root, const std::string& model_type, con
 // Every predicted answer is a piece of its context (the offsets are byte spans of the right text).
 void expect_answers_in_contexts(const std::string& train_json, const std::string& predictions) {
   std::map<std::string, std::string> context;
-  for (const auto& ex : ct::data::read_squad(train_json)) context[ex.id] = ex.context;
+  for (const auto& ex : ct::tasks::read_squad(train_json)) context[ex.id] = ex.context;
   const auto preds = ct::train::read_json(predictions);
   EXPECT_EQ(preds.size(), context.size());
   for (const auto& [id, text] : preds.items()) {
@@ -132,7 +132,7 @@ TEST(QaRoberta, TrainsEvaluatesAndSavesItsTokenizer) {
     for (const std::string& dir : {out, out + "/checkpoint-20"}) {
       ASSERT_TRUE(stdfs::exists(dir + "/tokenizer.json")) << dir;
       EXPECT_TRUE(stdfs::exists(dir + "/tokenizer_config.json")) << dir;
-      const auto saved = ct::data::QaTokenizer::from_dir(dir, "roberta");
+      const auto saved = ct::tasks::QaTokenizer::from_dir(dir, "roberta");
       EXPECT_STREQ(saved.kind(), "tokenizer.json");
       EXPECT_EQ(saved.vocab_size(), 261);
     }
@@ -177,7 +177,7 @@ TEST(QaXlmRoberta, TrainsAndEvaluatesWithItsUnigramTokenizer) {
   EXPECT_TRUE(
       std::isfinite(ct::train::read_json(out + "/train_results.json").at("train_loss").get<double>()));
   expect_answers_in_contexts(root + "/train.json", out + "/eval_predictions.json");
-  EXPECT_STREQ(ct::data::QaTokenizer::from_dir(out, "xlm-roberta").kind(), "tokenizer.json");
+  EXPECT_STREQ(ct::tasks::QaTokenizer::from_dir(out, "xlm-roberta").kind(), "tokenizer.json");
   stdfs::remove_all(root);
 }
 

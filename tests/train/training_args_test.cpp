@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-using ct::train::parse_qa_args;
+using ct::tasks::parse_qa_args;
 
 namespace {
 
@@ -227,13 +227,13 @@ TEST(TrainingArgs, GroupByLengthAsHf) {
   j = ct::train::training_args_to_json(a.training);
   EXPECT_EQ(j["group_by_length"], true);
   EXPECT_EQ(j["length_column_name"], "n_tokens");
-  EXPECT_NE(ct::train::qa_args_help().find("--group_by_length (default: false)"), std::string::npos);
+  EXPECT_NE(ct::tasks::qa_args_help().find("--group_by_length (default: false)"), std::string::npos);
 }
 
 TEST(TrainingArgs, HelpListsFlagsWithDefaults) {
   auto a = parse_qa_args({"--help"});
   EXPECT_TRUE(a.help);
-  auto h = ct::train::qa_args_help();
+  auto h = ct::tasks::qa_args_help();
   EXPECT_NE(h.find("--per_device_train_batch_size (default: 8)"), std::string::npos);
   EXPECT_NE(h.find("--doc_stride (default: 128)"), std::string::npos);
   EXPECT_NE(h.find("--no_cuda"), std::string::npos);

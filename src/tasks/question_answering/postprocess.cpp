@@ -1,4 +1,4 @@
-#include "data/postprocess.h"
+#include "tasks/question_answering/postprocess.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 struct Prelim {
@@ -162,4 +162,4 @@ void write_predictions(const std::vector<ExamplePrediction>& predictions, const 
   if (version_2_with_negative) fs::write_file_atomic(base + prefix + "_null_odds.json", text(odds));
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

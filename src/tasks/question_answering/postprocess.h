@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "data/features.h"
-#include "data/squad.h"
+#include "tasks/question_answering/qa_features.h"
+#include "tasks/question_answering/squad.h"
 
-namespace ct::data {
+namespace ct::tasks {
 
 struct PostprocessOptions {
   int64_t n_best_size = 20;
@@ -51,4 +51,4 @@ std::vector<ExamplePrediction> postprocess_qa_predictions(const std::vector<Exam
 void write_predictions(const std::vector<ExamplePrediction>& predictions, const std::string& dir,
                        const std::string& prefix, bool version_2_with_negative);
 
-}  // namespace ct::data
+}  // namespace ct::tasks

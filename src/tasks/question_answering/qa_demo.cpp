@@ -1,34 +1,20 @@
-#include "train/demo.h"
+#include "tasks/question_answering/qa_demo.h"
 
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
-#include "data/demo_data.h"
+#include "tasks/question_answering/squad_demo_data.h"
+#include "tasks/task_demo.h"
 #include "text/tokenizer.h"
 
-namespace ct::train {
+namespace ct::tasks {
 
 namespace {
 constexpr int64_t kDemoTrainParagraphs = 4000;
 constexpr int64_t kDemoEvalParagraphs = 200;
 }  // namespace
-
-model::ModelConfig demo_model_config(int64_t vocab_size) {
-  model::ModelConfig c;
-  c.model_type = "bert";
-  c.vocab_size = vocab_size;
-  c.hidden_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.intermediate_size = 128;
-  c.max_position_embeddings = 256;
-  c.type_vocab_size = 2;
-  c.hidden_dropout_prob = 0.1;
-  c.attention_probs_dropout_prob = 0.1;
-  return c;
-}
 
 void apply_demo_defaults(QaArguments& a) {
   auto& t = a.training;
@@ -53,7 +39,7 @@ void apply_demo_defaults(QaArguments& a) {
 
 void prepare_demo(QaArguments& a, bool write_files) {
   namespace stdfs = std::filesystem;
-  data::DemoOptions o;
+  DemoOptions o;
   o.seed = static_cast<uint64_t>(a.training.seed);
   o.train_paragraphs =
       a.coretrain.demo_train_paragraphs > 0 ? a.coretrain.demo_train_paragraphs : kDemoTrainParagraphs;
@@ -68,14 +54,14 @@ void prepare_demo(QaArguments& a, bool write_files) {
   if (a.model.config_name.empty() && a.model.model_name_or_path.empty()) a.model.config_name = dir;
   if (a.model.tokenizer_name.empty() && a.model.model_name_or_path.empty()) a.model.tokenizer_name = dir;
   if (!write_files) return;
-  auto demo = data::generate_demo_data(o);
+  auto demo = generate_demo_data(o);
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) fail("--output_dir: cannot create ", dir, " (", ec.message(), ")");
-  data::write_squad_json(demo.train, dir + "/train.json");
-  data::write_squad_json(demo.eval, dir + "/dev.json");
+  write_squad_json(demo.train, dir + "/train.json");
+  write_squad_json(demo.eval, dir + "/dev.json");
   // Vocab from the training split only: held-out words the model never saw map to [UNK] as in real use.
-  auto vocab = data::build_demo_vocab(demo.train);
+  auto vocab = build_demo_vocab(demo.train);
   auto tok = text::Tokenizer::from_vocab(vocab);
   tok.save(dir);
   fs::write_file_atomic(dir + "/config.json", model::config_to_json(demo_model_config(tok.vocab_size())));
@@ -84,4 +70,4 @@ void prepare_demo(QaArguments& a, bool write_files) {
             " words, in ", dir);
 }
 
-}  // namespace ct::train
+}  // namespace ct::tasks

@@ -1,15 +1,12 @@
-// The built-in demo's setup: generates the templated SQuAD-format set (data layer), writes it with its vocab
-// and a small BERT config.json under <output_dir>/demo_data/, and points the run's arguments at them, so the
-// rest of `coretrain qa --demo` is an ordinary run_qa run from random init.
+// The built-in demo's setup: generates the templated SQuAD-format set (squad_demo_data.h), writes it with its
+// vocab and the demos' small BERT config.json (tasks/task_demo.h) under <output_dir>/demo_data/, and points
+// the run's arguments at them, so the rest of `coretrain qa --demo` is an ordinary run_qa run from random
+// init.
 #pragma once
 
-#include "model/config.h"
-#include "train/training_args.h"
+#include "tasks/question_answering/qa_args.h"
 
-namespace ct::train {
-
-// The model the demo trains (also documented in README "Demo").
-model::ModelConfig demo_model_config(int64_t vocab_size);
+namespace ct::tasks {
 
 // Demo defaults for flags the user did not give (applied before parsing, so any flag still overrides).
 void apply_demo_defaults(QaArguments& args);
@@ -18,4 +15,4 @@ void apply_demo_defaults(QaArguments& args);
 // when write_files (one process per node writes; the others wait for it).
 void prepare_demo(QaArguments& args, bool write_files = true);
 
-}  // namespace ct::train
+}  // namespace ct::tasks

@@ -1,4 +1,4 @@
-#include "data/features.h"
+#include "tasks/question_answering/qa_features.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "core/log.h"
 #include "data/unicode_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 void label(Feature& f, const TokenizedExample& te, const Example& ex, int32_t context_start) {
@@ -35,7 +35,7 @@ std::string_view lstrip_unicode(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     size_t len = 1;
-    if (!python_isspace(decode_utf8(s, i, &len))) break;
+    if (!data::python_isspace(data::decode_utf8(s, i, &len))) break;
     i += len;
   }
   return s.substr(i);
@@ -257,7 +257,7 @@ void FeatureSet::fill_types(int64_t q, int64_t c, int32_t* out) const {
 }
 
 void FeatureSet::keep_first(int64_t n) {
-  data::keep_first(features_, n);
+  tasks::keep_first(features_, n);
 }
 
 Batch FeatureSet::collate(std::span<const int64_t> indices) const {
@@ -319,4 +319,4 @@ Batch FeatureSet::collate_packed(std::span<const int64_t> indices) const {
   return b;
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -13,11 +13,11 @@
 #include <span>
 #include <vector>
 
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 #include "text/hf_tokenizer.h"
 #include "text/tokenizer.h"
 
-namespace ct::data {
+namespace ct::tasks {
 
 struct FeatureOptions {
   int64_t max_seq_length = 384;
@@ -131,4 +131,4 @@ class FeatureSet {
 // HF's question.lstrip(): drops leading Unicode whitespace (Python str.isspace).
 std::string_view lstrip_unicode(std::string_view s);
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -1,4 +1,4 @@
-#include "data/qa_tokenizer.h"
+#include "tasks/question_answering/qa_tokenizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -6,7 +6,7 @@
 #include "core/hash.h"
 #include "data/feature_cache.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 bool bert_family(const std::string& model_type) {
@@ -57,9 +57,9 @@ FeatureSet QaTokenizer::build_features(const std::vector<Example>& examples,
 }
 
 uint64_t QaTokenizer::fingerprint() const {
-  if (const auto* b = std::get_if<text::Tokenizer>(&tok_)) return tokenizer_fingerprint(*b);
+  if (const auto* b = std::get_if<text::Tokenizer>(&tok_)) return data::tokenizer_fingerprint(*b);
   Hasher h;
-  h.u64(tokenizer_fingerprint(std::get<text::HfTokenizer>(tok_)));
+  h.u64(data::tokenizer_fingerprint(std::get<text::HfTokenizer>(tok_)));
   h.u64(static_cast<uint64_t>(pad_id_)).u64(token_type_ids_);
   return h.digest();
 }
@@ -82,4 +82,4 @@ const char* QaTokenizer::kind() const {
   return std::holds_alternative<text::Tokenizer>(tok_) ? "wordpiece" : "tokenizer.json";
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

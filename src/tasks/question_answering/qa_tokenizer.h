@@ -9,12 +9,12 @@
 #include <variant>
 #include <vector>
 
-#include "data/features.h"
-#include "data/squad.h"
+#include "tasks/question_answering/qa_features.h"
+#include "tasks/question_answering/squad.h"
 #include "text/hf_tokenizer.h"
 #include "text/tokenizer.h"
 
-namespace ct::data {
+namespace ct::tasks {
 
 class QaTokenizer {
  public:
@@ -41,4 +41,4 @@ class QaTokenizer {
   bool token_type_ids_ = true;
 };
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -1,14 +1,14 @@
-#include "train/qa_task.h"
+#include "tasks/question_answering/question_answering_split.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "core/log.h"
-#include "data/postprocess.h"
-#include "data/squad_metrics.h"
+#include "tasks/question_answering/postprocess.h"
+#include "tasks/question_answering/squad_metrics.h"
 #include "train/checkpoint.h"
 
-namespace ct::train {
+namespace ct::tasks {
 
 void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t eval_batch_size) {
   nlohmann::json feats = nlohmann::json::array();
@@ -39,25 +39,26 @@ void dump_eval_features(const std::string& path, const QaDataset& eval, int64_t 
   }
   nlohmann::json contexts = nlohmann::json::object();
   for (const auto& ex : eval.examples) contexts[ex.id] = ex.context;
-  write_json(path, {{"features", feats}, {"contexts", contexts}}, -1);
+  train::write_json(path, {{"features", feats}, {"contexts", contexts}}, -1);
 }
 
-QaTaskSplit::QaTaskSplit(const QaDataset& ds, const DataTrainingArguments& args, bool has_answers)
+QuestionAnsweringSplit::QuestionAnsweringSplit(const QaDataset& ds, const QaDataArguments& args,
+                                               bool has_answers)
     : ds_(ds), args_(args), has_answers_(has_answers) {
   for (int64_t i = 0; i < ds_.features.size(); ++i) T_ = std::max(T_, ds_.features.length(i));
   if (ds_.features.options().pad_to_max_length) T_ = std::max(T_, ds_.features.options().max_seq_length);
 }
 
-CollatedBatch QaTaskSplit::collate(std::span<const int64_t> features, bool labels) const {
+train::CollatedBatch QuestionAnsweringSplit::collate(std::span<const int64_t> features, bool labels) const {
   struct Storage {
-    data::Batch db;
+    Batch db;
     std::vector<int32_t> start, end;
   };
   auto s = std::make_shared<Storage>();
   // --pad_to_max_length False: no pad rows at all (tokens end to end), rather than HF's per-batch padding.
   s->db = packed() ? ds_.features.collate_packed(features) : ds_.features.collate(features);
-  const data::Batch& b = s->db;
-  CollatedBatch out;
+  const Batch& b = s->db;
+  train::CollatedBatch out;
   out.batch.B = b.batch_size;
   out.batch.T = b.seq_len;
   out.batch.input_ids = b.input_ids.data();
@@ -86,8 +87,8 @@ CollatedBatch QaTaskSplit::collate(std::span<const int64_t> features, bool label
   return out;
 }
 
-void QaTaskSplit::prediction_rows(const CollatedBatch& batch, const std::vector<float>& logits,
-                                  float* rows) const {
+void QuestionAnsweringSplit::prediction_rows(const train::CollatedBatch& batch,
+                                             const std::vector<float>& logits, float* rows) const {
   // The span head's logits are [tokens, 2] (start, end) in the batch's token order: rows padded (stride T)
   // or packed (each row its own length).
   const model::Batch& b = batch.batch;
@@ -106,32 +107,31 @@ void QaTaskSplit::prediction_rows(const CollatedBatch& batch, const std::vector<
   }
 }
 
-nlohmann::json QaTaskSplit::score(const std::vector<float>& rows, const std::string& split, bool write_files,
-                                  const std::string& output_dir) const {
+nlohmann::json QuestionAnsweringSplit::score(const std::vector<float>& rows, const std::string& split,
+                                             bool write_files, const std::string& output_dir) const {
   const int64_t n = ds_.features.size();
   std::vector<float> start(static_cast<size_t>(n * T_)), end(static_cast<size_t>(n * T_));
   for (int64_t i = 0; i < n; ++i) {
     std::copy_n(rows.data() + i * 2 * T_, T_, start.data() + i * T_);
     std::copy_n(rows.data() + i * 2 * T_ + T_, T_, end.data() + i * T_);
   }
-  data::PostprocessOptions po;
+  PostprocessOptions po;
   po.n_best_size = args_.n_best_size;
   po.max_answer_length = args_.max_answer_length;
   po.version_2_with_negative = args_.version_2_with_negative;
   po.null_score_diff_threshold = args_.null_score_diff_threshold;
-  const auto preds = data::postprocess_qa_predictions(ds_.examples, ds_.features, start, end, T_, po);
-  if (write_files) data::write_predictions(preds, output_dir, split, args_.version_2_with_negative);
+  const auto preds = postprocess_qa_predictions(ds_.examples, ds_.features, start, end, T_, po);
+  if (write_files) write_predictions(preds, output_dir, split, args_.version_2_with_negative);
   if (!has_answers_) return nlohmann::json::object();
-  std::vector<data::GoldAnswers> gold;
+  std::vector<GoldAnswers> gold;
   for (const auto& ex : ds_.examples) {
-    data::GoldAnswers g{ex.id, {}};
+    GoldAnswers g{ex.id, {}};
     for (const auto& a : ex.answers) g.texts.push_back(a.text);
     gold.push_back(std::move(g));
   }
-  data::PredictionMap pm;
+  PredictionMap pm;
   for (const auto& p : preds) pm[p.id] = p.text;
-  return data::metrics_to_json(
-      args_.version_2_with_negative ? data::squad_v2(gold, pm) : data::squad_v1(gold, pm), "");
+  return metrics_to_json(args_.version_2_with_negative ? squad_v2(gold, pm) : squad_v1(gold, pm), "");
 }
 
-}  // namespace ct::train
+}  // namespace ct::tasks

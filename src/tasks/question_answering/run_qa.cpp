@@ -1,4 +1,4 @@
-#include "train/run_qa.h"
+#include "tasks/question_answering/run_qa.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,27 +14,30 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "data/datasets_cache.h"
 #include "data/feature_cache.h"
-#include "data/features.h"
 #include "data/hub_dataset.h"
-#include "data/squad.h"
-#include "data/squad_dataset.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "tasks/question_answering/qa_demo.h"
+#include "tasks/question_answering/qa_feature_cache.h"
+#include "tasks/question_answering/qa_features.h"
+#include "tasks/question_answering/qa_model_card.h"
+#include "tasks/question_answering/question_answering_split.h"
+#include "tasks/question_answering/squad.h"
+#include "tasks/question_answering/squad_dataset.h"
 #include "train/checkpoint.h"
 #include "train/dataset_split.h"
-#include "train/demo.h"
 #include "train/encoder_loader.h"
 #include "train/model_card.h"
 #include "train/model_source.h"
 #include "train/node_feature_cache.h"
-#include "train/qa_task.h"
 #include "train/report.h"
 #include "train/run_setup.h"
 #include "train/task_runner.h"
 #include "train/tensorboard.h"
 
-namespace ct::train {
+namespace ct::tasks {
 namespace stdfs = std::filesystem;
 
 namespace {
@@ -46,13 +49,12 @@ bool is_dir(const std::string& p) {
   return stdfs::is_directory(p, ec);
 }
 
-data::QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir,
-                                 const std::string& model_type) {
+QaTokenizer load_tokenizer(const std::string& flag, const std::string& dir, const std::string& model_type) {
   if (!is_dir(dir))
     fail(flag, ": ", dir,
          " is not a folder with tokenizer.json, vocab.txt, vocab.json + merges.txt or a SentencePiece model");
   try {
-    return data::QaTokenizer::from_dir(dir, model_type);
+    return QaTokenizer::from_dir(dir, model_type);
   } catch (const Error& e) {
     fail(flag, ": ", e.what());
   }
@@ -65,12 +67,11 @@ std::string describe_files(const std::vector<std::string>& paths) {
 
 // Features built once per node (train/node_feature_cache.h), keyed by the data files' bytes, the tokenizer
 // and the flags that shape run_qa's windows.
-data::FeatureSet node_features(const std::vector<std::string>& paths,
-                               const std::vector<data::Example>& examples, int64_t max_samples,
-                               const data::QaTokenizer& tok, const QaArguments& args,
-                               const DistContext& dist) {
-  const DataTrainingArguments& d = args.data;
-  data::FeatureOptions fo;
+FeatureSet node_features(const std::vector<std::string>& paths, const std::vector<Example>& examples,
+                         int64_t max_samples, const QaTokenizer& tok, const QaArguments& args,
+                         const train::DistContext& dist) {
+  const QaDataArguments& d = args.data;
+  FeatureOptions fo;
   fo.max_seq_length = d.max_seq_length;
   fo.doc_stride = d.doc_stride;
   fo.pad_to_max_length = d.pad_to_max_length;
@@ -85,30 +86,30 @@ data::FeatureSet node_features(const std::vector<std::string>& paths,
   key.u64(static_cast<uint64_t>(fo.doc_stride))
       .u64(fo.pad_to_max_length)
       .u64(static_cast<uint64_t>(max_samples));
-  FeatureCacheRequest req;
+  train::FeatureCacheRequest req;
   req.what = describe_files(paths);
   req.key = key.digest();
   req.cache_dir = args.model.cache_dir;
   req.overwrite = d.overwrite_cache;
-  return node_cached_features<data::FeatureSet>(
-      req, dist, [&] { return tok.build_features(examples, fo); }, data::save_feature_set,
-      data::load_feature_set, [](const data::FeatureSet& f) { return f.size(); });
+  return train::node_cached_features<FeatureSet>(
+      req, dist, [&] { return tok.build_features(examples, fo); }, save_feature_set, load_feature_set,
+      [](const FeatureSet& f) { return f.size(); });
 }
 
 // A split from one file or several (a Hub split made of shards), their examples concatenated in order as
 // datasets concatenates a split's files.
 QaDataset load_split(const std::string& flag, const std::vector<std::string>& paths, int64_t max_samples,
-                     const data::QaTokenizer& tok, const QaArguments& args, const DistContext& dist,
+                     const QaTokenizer& tok, const QaArguments& args, const train::DistContext& dist,
                      bool* has_answers = nullptr) {
   std::error_code ec;
   for (const auto& path : paths)
     if (!stdfs::exists(path, ec)) fail(flag, ": ", path, " does not exist");
   const std::string name = describe_files(paths);
   QaDataset ds;
-  data::SquadReadStats stats;
+  SquadReadStats stats;
   for (const auto& path : paths) {
-    data::SquadReadStats s;
-    auto examples = data::read_squad(path, &s, /*answers_optional=*/has_answers != nullptr);
+    SquadReadStats s;
+    auto examples = read_squad(path, &s, /*answers_optional=*/has_answers != nullptr);
     ds.examples.insert(ds.examples.end(), std::make_move_iterator(examples.begin()),
                        std::make_move_iterator(examples.end()));
     stats.total += s.total;
@@ -119,12 +120,12 @@ QaDataset load_split(const std::string& flag, const std::vector<std::string>& pa
   if (stats.skipped > 0 && dist.rank == 0)
     log::warn(name, ": skipped ", stats.skipped, " of ", stats.total,
               " examples whose answer_start/text disagree with the context");
-  data::keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
+  keep_first(ds.examples, max_samples);  // before feature creation (run_qa)
   if (ds.examples.empty()) fail(flag, ": ", name, " holds no usable examples");
   ds.features = node_features(paths, ds.examples, max_samples, tok, args, dist);
   if (max_samples > 0) ds.features.keep_first(max_samples);  // and after it
-  check_same_on_all_ranks(dist, data::feature_set_hash(ds.features), str(flag, " ", name, " (its features)"),
-                          str(ds.features.size(), " features"));
+  train::check_same_on_all_ranks(dist, feature_set_hash(ds.features), str(flag, " ", name, " (its features)"),
+                                 str(ds.features.size(), " features"));
   return ds;
 }
 
@@ -132,24 +133,24 @@ QaDataset load_split(const std::string& flag, const std::vector<std::string>& pa
 // rank 0 of each node fetches it (under a file lock, so nodes sharing the folder download once) while the
 // others wait; every rank fails with the fetching rank's message when that fails.
 std::string squad_json_split_file(const QaArguments& args, const std::string& split,
-                                  const DistContext& dist) {
-  const auto ds = data::resolve_squad_dataset(args.data.dataset_name, args.data.dataset_config_name);
-  const std::string url = data::squad_base_url() + "/" + data::squad_file_name(ds, split);
+                                  const train::DistContext& dist) {
+  const auto ds = resolve_squad_dataset(args.data.dataset_name, args.data.dataset_config_name);
+  const std::string url = squad_base_url() + "/" + squad_file_name(ds, split);
   const std::string root = data::datasets_cache_dir(args.model.cache_dir);
   std::string path, err;
   if (dist.local_rank == 0) {
     try {
-      path = data::fetch_squad_file(url, root, data::datasets_offline());
+      path = fetch_squad_file(url, root, datasets_offline());
     } catch (const Error& e) {
       err = e.what();
     }
   }
-  const auto errs = allgather_strings(dist, err);
+  const auto errs = train::allgather_strings(dist, err);
   for (size_t r = 0; r < errs.size(); ++r)
     if (!errs[r].empty())
       fail("--dataset_name ", args.data.dataset_name, ": ", errs[r],
            static_cast<int>(r) == dist.rank ? std::string() : str(" (on rank ", r, ")"));
-  if (dist.local_rank != 0) path = data::fetch_squad_file(url, root, /*offline=*/true);
+  if (dist.local_rank != 0) path = fetch_squad_file(url, root, /*offline=*/true);
   if (dist.rank == 0) log::info("--dataset_name ", args.data.dataset_name, " ", split, ": ", path);
   return path;
 }
@@ -157,21 +158,22 @@ std::string squad_json_split_file(const QaArguments& args, const std::string& sp
 // --dataset_name: the split's files of the Hub dataset (rajpurkar/squad for squad: one Parquet file), fetched
 // by train/dataset_split.h's rules for a data-parallel job.
 std::vector<std::string> dataset_split_files(const QaArguments& args, const std::string& split,
-                                             const DistContext& dist) {
-  if (data::squad_json_source()) return {squad_json_split_file(args, split, dist)};
+                                             const train::DistContext& dist) {
+  if (squad_json_source()) return {squad_json_split_file(args, split, dist)};
   data::DatasetRequest q;
   q.name = args.data.dataset_name;
   q.config = args.data.dataset_config_name;
   q.cache_dir = args.model.cache_dir;
   q.token = args.model.token;
-  return fetch_dataset_split(q, split, dist).paths;
+  return train::fetch_dataset_split(q, split, dist).paths;
 }
 
 // run_qa's trainer.predict on the test split: the sharded eval loop, post-processing, predict_*.json files;
 // metrics as QuestionAnsweringTrainer.predict names them (test_ prefix), SQuAD scores only when the file has
 // answers.
-nlohmann::json predict(TaskRunner& runner, const QaDataset& ds, bool has_answers, const QaArguments& args) {
-  const QaTaskSplit split(ds, args.data, has_answers);
+nlohmann::json predict(train::TaskRunner& runner, const QaDataset& ds, bool has_answers,
+                       const QaArguments& args) {
+  const QuestionAnsweringSplit split(ds, args.data, has_answers);
   if (!has_answers) log::info("--test_file: no answers in it, so predictions only (no SQuAD scores)");
   // QuestionAnsweringTrainer.predict names its metrics test_*, and its prediction files predict_*.
   const nlohmann::json m = runner.predict(split);
@@ -183,7 +185,7 @@ nlohmann::json predict(TaskRunner& runner, const QaDataset& ds, bool has_answers
 
 }  // namespace
 
-void init_sinusoidal_positions(model::QaModel& m) {
+void init_sinusoidal_positions(model::EncoderModel& m) {
   const auto& c = m.config();
   const int64_t H = c.embedding_width();  // the position table's width (ELECTRA's may be narrower)
   if (m.layout().pos_emb < 0) return;     // DeBERTa-v3: relative positions only
@@ -207,7 +209,7 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
   const std::string cfg_src = m.config_name.empty() ? m.model_name_or_path : m.config_name;
   if (cfg_src.empty()) fail("--model_name_or_path: required (or --config_name)");
   try {
-    out.config = model::load_config(config_json_path(cfg_flag, cfg_src));
+    out.config = model::load_config(train::config_json_path(cfg_flag, cfg_src));
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(cfg_flag, 0) == 0) throw;
@@ -227,8 +229,9 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
     fail(tok_flag, ": tokenizer has ", out.tokenizer.vocab_size(), " tokens but config vocab_size is ",
          out.config.vocab_size);
   const auto precision = model::resolve_precision(args.training.bf16);
-  out.model = std::make_unique<model::QaModel>(
-      out.config, precision, grad_alloc ? grad_alloc(model::make_param_layout(out.config).total) : nullptr);
+  out.model = std::make_unique<model::EncoderModel>(
+      out.config, model::HeadKind::span, precision,
+      grad_alloc ? grad_alloc(model::make_param_layout(out.config, model::HeadKind::span).total) : nullptr);
   const uint64_t seed = static_cast<uint64_t>(args.training.seed);
   if (!m.model_name_or_path.empty()) {
     if (!is_dir(m.model_name_or_path) && !stdfs::exists(m.model_name_or_path))
@@ -254,32 +257,32 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
   return out;
 }
 
-RunResult run_qa(QaArguments args, const DistContext& dist) {
+train::RunResult run_qa(QaArguments args, const train::DistContext& dist) {
   for (const auto& n : args.notes) log::info(n);
   auto& t = args.training;
   auto& d = args.data;
-  const bool writer = is_world_process_zero(dist);
-  const std::string resume = prepare_output_dir(t, dist);
+  const bool writer = train::is_world_process_zero(dist);
+  const std::string resume = train::prepare_output_dir(t, dist);
   {
     // Every rank must run the same job: the flags, after defaults, minus what is naturally per process.
     auto j = qa_args_to_json(args);
     j.erase("local_rank");
-    check_same_arguments(j, dist);
+    train::check_same_arguments(j, dist);
   }
-  resolve_logging_dir(t, dist);
+  train::resolve_logging_dir(t, dist);
   if (args.coretrain.demo) {
     prepare_demo(args, /*write_files=*/dist.local_rank == 0);
-    barrier(dist);
+    train::barrier(dist);
   }
 
   // The gradient slab lives in the node's shared segment: each bucket's all-reduce works in place.
-  const auto grad_alloc = gradient_allocator(dist);
+  const auto grad_alloc = train::gradient_allocator(dist);
   // Repo ids become snapshot folders of the Hub cache (local rank 0 of each node downloads, the others wait).
   QaArguments local = args;
-  local.model = localize_model_sources(args.model, dist);
+  local.model = train::localize_model_sources(args.model, dist);
   auto lm = load_model(local, grad_alloc);
   // DDP's start: every rank takes rank 0's weights.
-  broadcast_floats(dist, lm.model->params_data(), lm.model->num_params());
+  train::broadcast_floats(dist, lm.model->params_data(), lm.model->num_params());
   lm.model->mark_weights_changed();
   if (const int64_t mml = lm.tokenizer.model_max_length(); mml > 0 && d.max_seq_length > mml) {
     log::warn("--max_seq_length ", d.max_seq_length, " is larger than the model's maximum (", mml,
@@ -316,10 +319,10 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
     if (writer) dump_eval_features(args.coretrain.dump_eval_features, eval_ds, t.per_device_eval_batch_size);
   }
 
-  TaskRunner runner(
+  train::TaskRunner runner(
       args.training, *lm.model, [&tok = lm.tokenizer](const std::string& dir) { tok.save(dir); }, dist);
-  const QaTaskSplit train_split(train_ds, d), eval_split(eval_ds, d);
-  RunResult result;
+  const QuestionAnsweringSplit train_split(train_ds, d), eval_split(eval_ds, d);
+  train::RunResult result;
   if (t.do_train) {
     result.train_metrics =
         runner.train(train_split, t.do_eval ? &eval_split : nullptr, resume, train_ds.features.size());
@@ -340,4 +343,4 @@ RunResult run_qa(QaArguments args, const DistContext& dist) {
   return result;
 }
 
-}  // namespace ct::train
+}  // namespace ct::tasks

@@ -5,22 +5,20 @@
 
 #include <functional>
 #include <memory>
-#include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "data/qa_tokenizer.h"
-#include "model/qa_model.h"
+#include "model/config.h"
+#include "model/encoder_model.h"
+#include "tasks/question_answering/qa_args.h"
+#include "tasks/question_answering/qa_tokenizer.h"
+#include "train/dist_context.h"
 #include "train/task_runner.h"
-#include "train/trainer.h"
-#include "train/training_args.h"
 
-namespace ct::train {
+namespace ct::tasks {
 
 struct LoadedModel {
   model::ModelConfig config;
-  data::QaTokenizer tokenizer;
-  std::unique_ptr<model::QaModel> model;
+  QaTokenizer tokenizer;
+  std::unique_ptr<model::EncoderModel> model;  // the span head (HeadKind::span)
 };
 
 // HF's AutoConfig/AutoTokenizer/AutoModelForQuestionAnswering as run_qa calls them: config from --config_name
@@ -33,9 +31,9 @@ LoadedModel load_model(const QaArguments& args, const std::function<float*(int64
 // The demo's one departure from HF's init: position embeddings start as scaled transformer sinusoids (still a
 // standard BERT; only the starting values differ), which lets a tiny model from scratch learn which words
 // share a sentence within the demo's time budget.
-void init_sinusoidal_positions(model::QaModel& model);
+void init_sinusoidal_positions(model::EncoderModel& model);
 
 // dist: this process's place in a data-parallel job (default: one process). Collective: every rank calls it.
-RunResult run_qa(QaArguments args, const DistContext& dist = {});
+train::RunResult run_qa(QaArguments args, const train::DistContext& dist = {});
 
-}  // namespace ct::train
+}  // namespace ct::tasks

@@ -1,4 +1,4 @@
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 #include "data/csv.h"
 #include "parquet/parquet_file.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 using nlohmann::json;
@@ -313,7 +313,7 @@ std::vector<Example> parse_squad(std::string_view text, const std::string& sourc
 
 std::vector<Example> parse_squad_csv(std::string_view text, const std::string& source, SquadReadStats* stats,
                                      bool answers_optional) {
-  const auto rows = parse_csv(text, source);
+  const auto rows = data::parse_csv(text, source);
   if (rows.empty()) fail(source, ": empty CSV (expected a header row: id,title,context,question,answers)");
   const auto& header = rows[0];
   auto column = [&](const char* name) -> int {
@@ -346,7 +346,7 @@ std::vector<Example> parse_squad_csv(std::string_view text, const std::string& s
     rec["context"] = row[static_cast<size_t>(context)];
     rec["question"] = row[static_cast<size_t>(question)];
     if (answers >= 0 && !row[static_cast<size_t>(answers)].empty())
-      rec["answers"] = parse_python_literal(
+      rec["answers"] = data::parse_python_literal(
           row[static_cast<size_t>(answers)],
           str(source, ": ", record, " (id \"", row[static_cast<size_t>(id)], "\") answers"));
     r.flat(rec, record);
@@ -449,4 +449,4 @@ std::vector<Example> read_squad(const std::string& path, SquadReadStats* stats, 
   return parse_squad(fs::read_file(path), path, stats, answers_optional);
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

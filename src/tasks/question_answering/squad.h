@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ct::data {
+namespace ct::tasks {
 
 struct Answer {
   std::string text;
@@ -65,4 +65,4 @@ void keep_first(std::vector<T>& items, int64_t n) {
   if (n >= 0 && static_cast<int64_t>(items.size()) > n) items.resize(static_cast<size_t>(n));
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

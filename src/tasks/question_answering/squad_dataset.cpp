@@ -1,4 +1,4 @@
-#include "data/squad_dataset.h"
+#include "tasks/question_answering/squad_dataset.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "data/http_fetch.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace stdfs = std::filesystem;
 
 namespace {
@@ -107,21 +107,6 @@ std::string squad_base_url() {
   return base;
 }
 
-std::string datasets_cache_dir(const std::string& cache_dir) {
-  auto home_expand = [](std::string p) {
-    if (p.rfind("~/", 0) == 0)
-      if (const char* h = std::getenv("HOME"); h && *h) p = std::string(h) + p.substr(1);
-    return p;
-  };
-  if (!cache_dir.empty()) return home_expand(cache_dir);
-  if (const char* v = std::getenv("HF_DATASETS_CACHE"); v && *v) return home_expand(v);
-  if (const char* hf = std::getenv("HF_HOME"); hf && *hf) return home_expand(hf) + "/datasets";
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/huggingface/datasets";
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/huggingface/datasets";
-}
-
 bool datasets_offline() {
   return env_true("HF_DATASETS_OFFLINE") || env_true("HF_HUB_OFFLINE");
 }
@@ -171,7 +156,7 @@ std::string fetch_squad_file(const std::string& url, const std::string& root, bo
   ::close(fd);
   try {
     log::info("downloading ", url, " -> ", path);
-    http_fetch_to_file(url, tmp);
+    data::http_fetch_to_file(url, tmp);
     const std::string body = fs::read_file(tmp);
     check_squad_json(body, url);
     ::chmod(tmp.c_str(), 0644);
@@ -185,4 +170,4 @@ std::string fetch_squad_file(const std::string& url, const std::string& root, bo
   return path;
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -5,8 +5,7 @@
 // into the datasets cache and read from there by every later run:
 //   <root>/coretrain-squad/<host>/<path of the base URL>/<file>.json     (":" and other odd characters ->
 //   "_")
-// root: --cache_dir, else HF_DATASETS_CACHE, else $HF_HOME/datasets, else
-// $XDG_CACHE_HOME/huggingface/datasets, else ~/.cache/huggingface/datasets. The base URL is
+// root: data::datasets_cache_dir (data/datasets_cache.h). The base URL is
 // CORETRAIN_SQUAD_URL, else https://rajpurkar.github.io/SQuAD-explorer/dataset. A download goes to a
 // temporary file beside the target, is checked to be SQuAD-shaped JSON and renamed into place, under an flock
 // on <file>.json.lock so that processes sharing the folder (ranks, pods on one volume) download it once.
@@ -16,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace ct::data {
+namespace ct::tasks {
 
 struct SquadDataset {
   std::string name;  // "squad" or "squad_v2" (rajpurkar/ prefix dropped)
@@ -35,8 +34,6 @@ bool squad_json_source();
 bool is_squad_name(const std::string& name);
 // CORETRAIN_SQUAD_URL (trailing "/" dropped) or the default base URL above.
 std::string squad_base_url();
-// The cache root described above (`cache_dir` is the --cache_dir flag; "" when not given).
-std::string datasets_cache_dir(const std::string& cache_dir);
 // HF_DATASETS_OFFLINE or HF_HUB_OFFLINE set to 1/true/yes/on (any case).
 bool datasets_offline();
 // Where `url` is kept under `root` (see above).
@@ -49,4 +46,4 @@ void check_squad_json(std::string_view text, const std::string& what);
 // JSON (nothing is then left in the cache).
 std::string fetch_squad_file(const std::string& url, const std::string& root, bool offline);
 
-}  // namespace ct::data
+}  // namespace ct::tasks

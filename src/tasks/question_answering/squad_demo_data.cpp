@@ -1,4 +1,4 @@
-#include "data/demo_data.h"
+#include "tasks/question_answering/squad_demo_data.h"
 
 #include <utf8proc.h>
 
@@ -12,8 +12,9 @@
 #include "core/fs.h"
 #include "core/rng.h"
 #include "data/unicode_util.h"
+#include "tasks/word_vocab.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 enum class Kind { city, year, job, org, color, count };
@@ -297,55 +298,6 @@ std::vector<Example> make_paragraph(Rng& rng, const DemoOptions& o, const std::s
   return out;
 }
 
-bool is_punct(uint32_t c) {
-  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
-    return true;
-  const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
-}
-
-// Accent strip (NFD, drop Mn) then lower-case, as BertNormalizer with lowercase=true.
-std::string normalize_word(const std::string& w) {
-  utf8proc_uint8_t* nfd = nullptr;
-  const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(w.data()),
-                              static_cast<utf8proc_ssize_t>(w.size()), &nfd,
-                              static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
-  CT_CHECK(n >= 0, "demo vocab: cannot normalize \"", w, "\": ", utf8proc_errmsg(n));
-  const std::string d(reinterpret_cast<const char*>(nfd), static_cast<size_t>(n));
-  std::free(nfd);
-  std::string out;
-  for (size_t i = 0; i < d.size();) {
-    size_t len = 1;
-    const uint32_t c = decode_utf8(d, i, &len);
-    i += len;
-    if (utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_MN) continue;
-    append_utf8(out, static_cast<uint32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
-  }
-  return out;
-}
-
-void collect_words(const std::string& text, std::set<std::string>& words) {
-  std::string cur;
-  auto flush = [&] {
-    if (!cur.empty()) words.insert(normalize_word(cur));
-    cur.clear();
-  };
-  for (size_t i = 0; i < text.size();) {
-    size_t len = 1;
-    const uint32_t c = decode_utf8(text, i, &len);
-    if (python_isspace(c)) {
-      flush();
-    } else if (is_punct(c)) {
-      flush();
-      words.insert(text.substr(i, len));
-    } else {
-      cur += text.substr(i, len);
-    }
-    i += len;
-  }
-  flush();
-}
-
 }  // namespace
 
 DemoData generate_demo_data(const DemoOptions& o) {
@@ -383,31 +335,15 @@ DemoData generate_demo_data(const DemoOptions& o) {
   return d;
 }
 
-namespace {
-std::vector<std::string> vocab_of(const std::set<std::string>& words) {
-  std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-  for (const auto& w : words) {
-    if (std::find(vocab.begin(), vocab.end(), w) == vocab.end()) vocab.push_back(w);
-  }
-  return vocab;
-}
-}  // namespace
-
 std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples) {
-  std::set<std::string> words;
+  std::vector<std::string> texts;
   const std::string* last_context = nullptr;
   for (const Example& e : examples) {
-    if (!last_context || *last_context != e.context) collect_words(e.context, words);
+    if (!last_context || *last_context != e.context) texts.push_back(e.context);
     last_context = &e.context;
-    collect_words(e.question, words);
+    texts.push_back(e.question);
   }
-  return vocab_of(words);
-}
-
-std::vector<std::string> build_word_vocab(const std::vector<std::string>& texts) {
-  std::set<std::string> words;
-  for (const auto& t : texts) collect_words(t, words);
-  return vocab_of(words);
+  return build_word_vocab(texts);
 }
 
 std::string squad_json(const std::vector<Example>& examples) {
@@ -439,4 +375,4 @@ void write_squad_json(const std::vector<Example>& examples, const std::string& p
   fs::write_file_atomic(path, squad_json(examples));
 }
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "data/squad.h"
+#include "tasks/question_answering/squad.h"
 
-namespace ct::data {
+namespace ct::tasks {
 
 struct DemoOptions {
   uint64_t seed = 42;
@@ -39,15 +39,12 @@ struct DemoData {
 // Throws ct::Error on options out of range (naming the option).
 DemoData generate_demo_data(const DemoOptions& options);
 
-// Whole-word vocabulary of the texts as an uncased BERT tokenizer splits and normalizes them (whitespace and
-// punctuation split, accents stripped, lower-cased), after [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, sorted.
+// The demo's vocabulary: tasks/word_vocab.h's over the examples' contexts and questions.
 std::vector<std::string> build_demo_vocab(const std::vector<Example>& examples);
-// The same vocabulary over plain texts (the task commands' demos).
-std::vector<std::string> build_word_vocab(const std::vector<std::string>& texts);
 
 // SQuAD v1.1 nested JSON (v2's is_impossible written when any example has it); consecutive examples sharing a
 // context form one paragraph, consecutive paragraphs sharing a title one article. Written atomically.
 std::string squad_json(const std::vector<Example>& examples);
 void write_squad_json(const std::vector<Example>& examples, const std::string& path);
 
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -1,4 +1,4 @@
-#include "data/squad_metrics.h"
+#include "tasks/question_answering/squad_metrics.h"
 
 #include <utf8proc.h>
 
@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "data/unicode_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 // Python's \w for str patterns: alphanumeric (letters and numbers of any script) or '_'.
@@ -83,7 +83,7 @@ std::string normalize_answer(std::string_view s) {
   std::vector<uint32_t> cps;
   for (size_t i = 0; i < s.size();) {
     size_t len = 1;
-    uint32_t c = decode_utf8(s, i, &len);
+    uint32_t c = data::decode_utf8(s, i, &len);
     i += len;
     c = static_cast<uint32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c)));
     if (!is_ascii_punct(c)) cps.push_back(c);
@@ -112,13 +112,13 @@ std::string normalize_answer(std::string_view s) {
   std::string result;
   bool pending_space = false;
   for (uint32_t c : out) {
-    if (python_isspace(c)) {
+    if (data::python_isspace(c)) {
       pending_space = !result.empty();
       continue;
     }
     if (pending_space) result += ' ';
     pending_space = false;
-    append_utf8(result, c);
+    data::append_utf8(result, c);
   }
   return result;
 }
@@ -233,22 +233,4 @@ Metrics squad_v2(const std::vector<GoldAnswers>& gold, const PredictionMap& pred
   return m;
 }
 
-double metric(const Metrics& m, std::string_view name) {
-  for (const Metric& x : m) {
-    if (x.name == name) return x.value;
-  }
-  fail("metric '", name, "' not computed");
-}
-
-nlohmann::json metrics_to_json(const Metrics& m, const std::string& prefix) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& x : m) {
-    if (x.integer)
-      j[prefix + x.name] = static_cast<int64_t>(x.value);
-    else
-      j[prefix + x.name] = x.value;
-  }
-  return j;
-}
-
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -4,26 +4,19 @@
 // whitespace; each question scores the max over its gold answers; totals are percentages.
 #pragma once
 
-#include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-namespace ct::data {
+#include "tasks/metrics/metric.h"
+
+namespace ct::tasks {
 
 struct GoldAnswers {
   std::string id;
   std::vector<std::string> texts;  // empty: unanswerable (v2)
 };
-
-struct Metric {
-  std::string name;
-  double value = 0;
-  bool integer = false;  // counts (total, HasAns_total, ...) print as integers
-};
-using Metrics = std::vector<Metric>;
 
 // id -> predicted text.
 using PredictionMap = std::unordered_map<std::string, std::string>;
@@ -43,11 +36,4 @@ Metrics squad_v2(const std::vector<GoldAnswers>& gold, const PredictionMap& pred
                  const std::unordered_map<std::string, double>* na_probs = nullptr,
                  double no_answer_threshold = 1.0);
 
-// Value of `name` in `m`; throws ct::Error when absent.
-double metric(const Metrics& m, std::string_view name);
-
-// {"<prefix>exact_match": 80.0, ...}: the metrics as run_qa's result files hold them (integer counts as
-// integers).
-nlohmann::json metrics_to_json(const Metrics& m, const std::string& prefix);
-
-}  // namespace ct::data
+}  // namespace ct::tasks
