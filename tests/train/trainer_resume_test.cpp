@@ -23,6 +23,8 @@
 
 namespace stdfs = std::filesystem;
 using namespace ct::train;
+using ct::tasks::parse_qa_args;
+using ct::tasks::run_qa;
 
 namespace {
 

@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "../../data/test_util.h"
 #include "tasks/question_answering/squad_demo_data.h"
-#include "test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
-using testing::expect_error;
+using data::testing::expect_error;
 
 text::Tokenizer small_tokenizer() {
   std::vector<std::string> vocab = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "q1",
@@ -307,4 +307,4 @@ TEST(Features, EveryGoldAnswerInAWindowDecodesToItsText) {
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

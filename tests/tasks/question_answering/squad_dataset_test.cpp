@@ -3,16 +3,18 @@
 // with no request (its URL points at a closed port), offline with nothing cached.
 #include "tasks/question_answering/squad_dataset.h"
 
+#include "data/datasets_cache.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "../../data/test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
-using testing::expect_error;
-using testing::TempDir;
+using data::testing::expect_error;
+using data::testing::TempDir;
 
 TEST(SquadDataset, Names) {
   EXPECT_FALSE(resolve_squad_dataset("squad", "").v2);
@@ -42,12 +44,12 @@ TEST(SquadDataset, UrlAndCachePaths) {
             "/c/coretrain-squad/rajpurkar.github.io/SQuAD-explorer/dataset/train-v1.1.json");
   EXPECT_EQ(squad_cache_path("/c", "http://127.0.0.1:8000/../a?b=1/dev-v1.1.json"),
             "/c/coretrain-squad/127.0.0.1_8000/_/a_b_1/dev-v1.1.json");
-  EXPECT_EQ(datasets_cache_dir("/explicit"), "/explicit");
+  EXPECT_EQ(data::datasets_cache_dir("/explicit"), "/explicit");
   ::setenv("HF_DATASETS_CACHE", "/dc", 1);
-  EXPECT_EQ(datasets_cache_dir(""), "/dc");
+  EXPECT_EQ(data::datasets_cache_dir(""), "/dc");
   ::unsetenv("HF_DATASETS_CACHE");
   ::setenv("HF_HOME", "/hh", 1);
-  EXPECT_EQ(datasets_cache_dir(""), "/hh/datasets");
+  EXPECT_EQ(data::datasets_cache_dir(""), "/hh/datasets");
   ::unsetenv("HF_HOME");
 }
 
@@ -89,4 +91,4 @@ TEST(SquadDataset, CachedFileNeedsNoRequest) {
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

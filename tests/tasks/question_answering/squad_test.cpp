@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.h"
+#include "../../data/test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
-using testing::expect_error;
-using testing::TempDir;
+using data::testing::expect_error;
+using data::testing::TempDir;
 
 const char* kNested = R"({"version": "1.1", "data": [
   {"title": "T1", "paragraphs": [
@@ -277,4 +277,4 @@ TEST(Squad, BadInputs) {
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

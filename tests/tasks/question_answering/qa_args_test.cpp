@@ -1,4 +1,4 @@
-#include "train/training_args.h"
+#include "tasks/question_answering/qa_args.h"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "../../data/test_util.h"
 #include "core/fs.h"
-#include "test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 text::Tokenizer tokenizer() {
@@ -173,18 +173,19 @@ TEST(Postprocess, V2NullKeptWhenOutsideTopN) {
 TEST(Postprocess, BadLogitShapes) {
   Fixture fx;
   fx.start.pop_back();
-  testing::expect_error([&] { fx.run(PostprocessOptions{}); }, {"4 features x 9 positions = 36", "got 35"});
+  data::testing::expect_error([&] { fx.run(PostprocessOptions{}); },
+                              {"4 features x 9 positions = 36", "got 35"});
   Fixture gx;
   PostprocessOptions o;
   o.n_best_size = 0;
-  testing::expect_error([&] { gx.run(o); }, {"--n_best_size"});
+  data::testing::expect_error([&] { gx.run(o); }, {"--n_best_size"});
   o.n_best_size = 20;
   o.max_answer_length = 0;
-  testing::expect_error([&] { gx.run(o); }, {"--max_answer_length"});
+  data::testing::expect_error([&] { gx.run(o); }, {"--max_answer_length"});
 }
 
 TEST(Postprocess, WritesHfStyleFiles) {
-  testing::TempDir dir;
+  data::testing::TempDir dir;
   ExamplePrediction a;
   a.id = "id1";
   a.text =
@@ -220,8 +221,9 @@ TEST(Postprocess, WritesHfStyleFiles) {
     ++files;
   }
   EXPECT_EQ(files, 5);
-  testing::expect_error([&] { write_predictions({a}, dir.path() + "/no/such", "eval", false); }, {"no/such"});
+  data::testing::expect_error([&] { write_predictions({a}, dir.path() + "/no/such", "eval", false); },
+                              {"no/such"});
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

@@ -13,6 +13,7 @@
 
 #include "core/fs.h"
 #include "data/feature_cache.h"
+#include "tasks/question_answering/qa_feature_cache.h"
 #include "tasks/question_answering/qa_features.h"
 #include "tasks/question_answering/qa_tokenizer.h"
 #include "tasks/question_answering/squad.h"
@@ -23,7 +24,8 @@ namespace {
 using nlohmann::json;
 namespace stdfs = std::filesystem;
 
-const std::string kDir = std::string(CORETRAIN_SOURCE_DIR) + "/tests/data/qa_features";
+const std::string kDir =
+    std::string(CORETRAIN_SOURCE_DIR) + "/tests/tasks/question_answering/data/qa_features";
 const std::string kTokDir = std::string(CORETRAIN_SOURCE_DIR) + "/tests/text/data/tokenizers";
 
 json variant_json(const std::string& name) {

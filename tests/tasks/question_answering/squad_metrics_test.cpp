@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.h"
+#include "../../data/test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 TEST(SquadMetrics, Normalize) {
@@ -56,11 +56,15 @@ TEST(SquadMetrics, V1MaxOverGoldAnswers) {
   pred.erase("q1");
   EXPECT_DOUBLE_EQ(metric(squad_v1(gold, pred), "exact_match"), 0.0);
   EXPECT_NEAR(metric(squad_v1(gold, pred), "f1"), 100.0 * (0.5 + 2.0 / 3.0) / 4, 1e-12);
-  testing::expect_error([&] { metric(m, "bogus"); }, {"bogus"});
+  data::testing::expect_error([&] { metric(m, "bogus"); }, {"bogus"});
 }
 
 TEST(SquadMetrics, V1RejectsUnanswerable) {
-  testing::expect_error([] { squad_v1({{"z9", {}}}, {{"z9", "x"}}); }, {"z9", "--version_2_with_negative"});
+  data::testing::expect_error(
+      [] {
+        squad_v1({{"z9", {}}}, {{"z9", "x"}});
+      },
+      {"z9", "--version_2_with_negative"});
 }
 
 std::vector<GoldAnswers> v2_gold() {
@@ -123,4 +127,4 @@ TEST(SquadMetrics, V2WithoutUnanswerableHasNoNoAnsKeys) {
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

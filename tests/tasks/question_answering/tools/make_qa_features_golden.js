@@ -1,10 +1,10 @@
-// Regenerates tests/data/qa_features/golden_<variant>.json: run_qa.py's prepare_train_features and
+// Regenerates tests/tasks/question_answering/data/qa_features/golden_<variant>.json: run_qa.py's prepare_train_features and
 // prepare_validation_features (transformers examples/pytorch/question-answering, fast tokenizer, pad_on_right)
 // on ../qa_features/examples.json, with HF's own tokenizer (the Rust crate through its Node binding, npm
 // tokenizers@0.23.2) for the tokenizer.json variants of ../qa_features/variants.json (RoBERTa-shaped byte-level
 // BPE, XLM-R-shaped Unigram, BERT WordPiece; files under tests/text/data/tokenizers/). Not run by the tests.
 //   cd /tmp/x && npm install tokenizers@0.23.2
-//   NODE_PATH=/tmp/x/node_modules node tests/data/tools/make_qa_features_golden.js tests
+//   NODE_PATH=/tmp/x/node_modules node tests/tasks/question_answering/tools/make_qa_features_golden.js tests
 //
 // 0.23.x stops tokenizing a sequence once it holds max_length tokens (huggingface/tokenizers#2091), which cuts
 // overflow windows short; max_length here is the longest context's token count, so every sequence fits and

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../../data/test_util.h"
 #include "core/fs.h"
-#include "test_util.h"
 #include "text/tokenizer.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 bool alnum_at(const std::string& s, size_t i) {
@@ -151,7 +151,7 @@ TEST(DemoData, VocabCoversEveryWordLowerCasedAndAccentStripped) {
 }
 
 TEST(DemoData, WrittenJsonReadsBack) {
-  testing::TempDir dir;
+  data::testing::TempDir dir;
   DemoData d = generate_demo_data(small(7));
   const std::string path = dir.path() + "/train.json";
   write_squad_json(d.train, path);
@@ -242,21 +242,22 @@ TEST(DemoData, PairedRelationsGiveSameKindDistractors) {
 TEST(DemoData, BadOptions) {
   DemoOptions o;
   o.train_paragraphs = 0;
-  testing::expect_error([&] { generate_demo_data(o); }, {"train_paragraphs"});
+  data::testing::expect_error([&] { generate_demo_data(o); }, {"train_paragraphs"});
   o = DemoOptions{};
   o.min_people = 3;
   o.max_people = 2;
-  testing::expect_error([&] { generate_demo_data(o); }, {"min_people"});
+  data::testing::expect_error([&] { generate_demo_data(o); }, {"min_people"});
   o = DemoOptions{};
   o.max_facts = 11;
-  testing::expect_error([&] { generate_demo_data(o); }, {"max_facts <= 10"});
+  data::testing::expect_error([&] { generate_demo_data(o); }, {"max_facts <= 10"});
   o = DemoOptions{};
   o.questions_per_paragraph = 0;
-  testing::expect_error([&] { generate_demo_data(o); }, {"questions_per_paragraph"});
+  data::testing::expect_error([&] { generate_demo_data(o); }, {"questions_per_paragraph"});
   o = DemoOptions{};
   o.max_people = 3;
   o.max_facts = 4;
-  testing::expect_error([&] { generate_demo_data(o); }, {"max_people * max_facts must be <= 10", "3 * 4"});
+  data::testing::expect_error([&] { generate_demo_data(o); },
+                              {"max_people * max_facts must be <= 10", "3 * 4"});
   o.repeat_relations = true;
   o.train_paragraphs = 10;
   o.eval_paragraphs = 2;
@@ -264,4 +265,4 @@ TEST(DemoData, BadOptions) {
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks

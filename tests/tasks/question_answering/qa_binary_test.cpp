@@ -1,11 +1,11 @@
 // The real `coretrain qa` binary (CORETRAIN_BIN) end to end: a tiny BERT trained from random init on a small
 // generated SQuAD set reaches a high F1, its eval_nbest_predictions.json logits match a PyTorch forward of
-// the saved model on the same features (tests/train/nbest_vs_torch.py with Debian's python3 + torch), and bad
-// command lines fail with one line naming the flag and a non-zero exit.
+// the saved model on the same features (tests/tasks/question_answering/nbest_vs_torch.py with Debian's
+// python3 + torch), and bad command lines fail with one line naming the flag and a non-zero exit.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
-#include "demo_workspace.h"
+#include "../../train/demo_workspace.h"
 
 #include <cmath>
 #include <cstdio>
@@ -80,7 +80,8 @@ TEST_F(QaBinary, TrainsToHighF1AndNbestLogitsMatchTorch) {
 
   if (std::system("/usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1") != 0)
     GTEST_SKIP() << "/usr/bin/python3 has no torch";
-  const std::string script = std::string(CORETRAIN_SOURCE_DIR) + "/tests/train/nbest_vs_torch.py";
+  const std::string script =
+      std::string(CORETRAIN_SOURCE_DIR) + "/tests/tasks/question_answering/nbest_vs_torch.py";
   const std::string log = out + "/torch_check.log";
   int rc = std::system(
       ("/usr/bin/python3 " + script + " " + out + " " + out + "/eval_features.json > " + log + " 2>&1")

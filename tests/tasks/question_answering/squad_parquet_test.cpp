@@ -2,10 +2,10 @@
 // multi-answer and unanswerable rows, and a file without SQuAD's columns.
 #include <gtest/gtest.h>
 
+#include "../../data/test_util.h"
 #include "tasks/question_answering/squad.h"
-#include "test_util.h"
 
-namespace ct::data {
+namespace ct::tasks {
 namespace {
 
 const std::string kFixtures = std::string(CORETRAIN_SOURCE_DIR) + "/tests/parquet/data/";
@@ -29,10 +29,10 @@ TEST(SquadParquet, ReadsRowsAsExamples) {
 }
 
 TEST(SquadParquet, MissingColumnsNamed) {
-  testing::expect_error([] { read_squad(kFixtures + "conll.parquet"); },
-                        {"conll.parquet: Parquet file lacks SQuAD column(s) context, question, answers",
-                         "it has id, tokens, pos_tags, chunk_tags, ner_tags"});
+  data::testing::expect_error([] { read_squad(kFixtures + "conll.parquet"); },
+                              {"conll.parquet: Parquet file lacks SQuAD column(s) context, question, answers",
+                               "it has id, tokens, pos_tags, chunk_tags, ner_tags"});
 }
 
 }  // namespace
-}  // namespace ct::data
+}  // namespace ct::tasks
