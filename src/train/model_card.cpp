@@ -288,7 +288,7 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
   if (!eval_results.empty()) {
     c += "\nIt achieves the following results on the evaluation set:\n";
     for (size_t i = 0; i < eval_results.size(); ++i)
-      c += (i ? "\n" : "") + str("- ", eval_results[i].first, ": ", maybe_round(eval_results[i].second));
+      c += str(i ? "\n" : "", "- ", eval_results[i].first, ": ", maybe_round(eval_results[i].second));
   }
   c += "\n";
   c += "\n## Model description\n\nMore information needed\n";
@@ -328,7 +328,7 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
     hp.push_back({"training_steps", std::to_string(t.max_steps)});
   else
     hp.push_back({"num_epochs", python_float(t.num_train_epochs)});
-  for (size_t i = 0; i < hp.size(); ++i) c += (i ? "\n" : "") + str("- ", hp[i].first, ": ", hp[i].second);
+  for (size_t i = 0; i < hp.size(); ++i) c += str(i ? "\n" : "", "- ", hp[i].first, ": ", hp[i].second);
   c += "\n";
   if (trained) {
     c += "\n### Training results\n\n";
