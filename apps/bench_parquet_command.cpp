@@ -12,8 +12,8 @@
 #include "apps/cli_checks.h"
 #include "apps/command.h"
 #include "core/error.h"
-#include "data/squad.h"
 #include "parquet/parquet_file.h"
+#include "tasks/question_answering/squad.h"
 
 namespace {
 
@@ -60,7 +60,7 @@ int run_bench_parquet(int argc, char** argv) {
       iters);
   if (squad) {
     size_t n = 0;
-    const auto [smean, sbest] = time_it([&] { n = ct::data::read_squad(file).size(); });
+    const auto [smean, sbest] = time_it([&] { n = ct::tasks::read_squad(file).size(); });
     std::printf("read_squad: %zu examples: %.4f s per read (best %.4f)\n", n, smean, sbest);
   }
   return 0;

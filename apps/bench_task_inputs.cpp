@@ -41,8 +41,8 @@ int64_t BenchTaskInputs::size() const {
 BenchTaskInputs read_bench_task_inputs(const std::string& task, const std::string& path) {
   BenchTaskInputs in;
   if (task == "qa") {
-    data::SquadReadStats stats;
-    in.qa = data::read_squad(path, &stats);
+    tasks::SquadReadStats stats;
+    in.qa = tasks::read_squad(path, &stats);
     in.skipped = stats.skipped;
   } else if (task == "glue") {
     each_json_line(path, [&](const json& j, const std::string& where) {

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "data/squad.h"
 #include "tasks/multiple_choice/multiple_choice_features.h"
+#include "tasks/question_answering/squad.h"
 #include "tasks/sequence_classification/sequence_features.h"
 
 namespace ct::app {
 
 struct BenchTaskInputs {
-  std::vector<data::Example> qa;
+  std::vector<tasks::Example> qa;
   std::vector<tasks::TextPair> pairs;
   std::vector<std::vector<std::string>> words;
   std::vector<std::string> texts;

@@ -22,9 +22,9 @@
 #include "apps/command.h"
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/qa_tokenizer.h"
 #include "tasks/masked_lm/mlm_features.h"
 #include "tasks/multiple_choice/multiple_choice_features.h"
+#include "tasks/question_answering/qa_tokenizer.h"
 #include "tasks/sequence_classification/sequence_features.h"
 #include "tasks/token_classification/token_features.h"
 #include "text/hf_tokenizer.h"
@@ -147,12 +147,12 @@ int run_bench_tokenize(int argc, char** argv) {
 
   // The tokenizer each command loads: qa's QaTokenizer (BERT's fast path for BERT-family WordPiece), the
   // others HfTokenizer::from_dir (ner with run_ner's add_prefix_space override).
-  ct::data::QaTokenizer qa_tok;
+  ct::tasks::QaTokenizer qa_tok;
   ct::text::HfTokenizer hf_tok;
   int64_t vocab = 0;
   const char* kind = "tokenizer.json";
   if (task == "qa") {
-    qa_tok = ct::data::QaTokenizer::from_dir(tok_dir, model_type);
+    qa_tok = ct::tasks::QaTokenizer::from_dir(tok_dir, model_type);
     vocab = qa_tok.vocab_size();
     kind = qa_tok.kind();
   } else {
@@ -161,7 +161,7 @@ int run_bench_tokenize(int argc, char** argv) {
     hf_tok = ct::text::HfTokenizer::from_dir(tok_dir, &overrides);
     vocab = static_cast<int64_t>(hf_tok.vocab_size());
   }
-  ct::data::FeatureOptions fo;
+  ct::tasks::FeatureOptions fo;
   fo.max_seq_length = max_seq_length;
   fo.doc_stride = doc_stride;
   // ner: every word labelled (run_ner always has labels), so the label alignment is timed too.
@@ -170,7 +170,7 @@ int run_bench_tokenize(int argc, char** argv) {
 
   const std::function<Built()> build = [&]() -> Built {
     if (task == "qa") {
-      const ct::data::FeatureSet fs = qa_tok.build_features(in.qa, fo);
+      const ct::tasks::FeatureSet fs = qa_tok.build_features(in.qa, fo);
       Built b{fs.size(), 0};
       for (size_t i = 0; i < in.qa.size(); ++i) {
         const auto& te = fs.tokenized(static_cast<int64_t>(i));

@@ -11,7 +11,8 @@
 
 #include "apps/command.h"
 #include "apps/trainer_shell.h"
-#include "train/run_qa.h"
+#include "tasks/question_answering/qa_args.h"
+#include "tasks/question_answering/run_qa.h"
 #include "train/stop_signal.h"
 #include "train/training_args.h"
 
@@ -21,9 +22,9 @@ int run_qa_command(int argc, char** argv) {
   // Before any thread starts (communicator workers, OpenMP, oneDNN): every thread inherits the blocked mask.
   ct::train::install_stop_signals();
   std::vector<std::string> args(argv + 1, argv + argc);
-  auto parsed = ct::train::parse_qa_args(args);
+  auto parsed = ct::tasks::parse_qa_args(args);
   if (parsed.help) {
-    std::fputs(ct::train::qa_args_help().c_str(), stdout);
+    std::fputs(ct::tasks::qa_args_help().c_str(), stdout);
     return 0;
   }
   const bool demo = parsed.coretrain.demo;
@@ -35,7 +36,7 @@ int run_qa_command(int argc, char** argv) {
         rank = dist.rank;
         ct::app::split_demo_batch(parsed.training.per_device_train_batch_size,
                                   parsed.coretrain.demo_global_batch, dist);
-        return ct::train::run_qa(std::move(parsed), dist);
+        return ct::tasks::run_qa(std::move(parsed), dist);
       },
       &result);
   if (status != 0) return status;

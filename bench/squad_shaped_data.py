@@ -122,7 +122,7 @@ class LengthModel:
 
 
 def windows(q, c, max_seq_length, doc_stride):
-    """(begin, length) of each context window: coretrain's FeatureSet::build (src/data/features.cpp), which is
+    """(begin, length) of each context window: coretrain's FeatureSet::build (src/tasks/question_answering/qa_features.cpp), which is
     run_qa's tokenizer(..., truncation="only_second", stride=doc_stride, return_overflowing_tokens=True)."""
     budget, step = c, max(c, 1)
     if q + c + 3 > max_seq_length:

@@ -18,16 +18,20 @@ function(ct_layer name)
   endif()
 endfunction()
 
-# One GoogleTest executable per layer, ct_<layer>_tests, from every *_test.cpp in tests/<layer>/.
+# One GoogleTest executable per layer, ct_<layer>_tests, from every *_test.cpp in tests/<layer>/ (a task folder
+# of tests/tasks/ gets its own, linking LIB, the layer's library).
 # Tests run with the test folder's data path in CORETRAIN_TEST_DATA and the built binary in CORETRAIN_BIN.
 function(ct_layer_tests name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "LIB" "DEPS" ${ARGN})
+  if(NOT ARG_LIB)
+    set(ARG_LIB ct_${name})
+  endif()
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   if(NOT srcs)
     return()
   endif()
   add_executable(ct_${name}_tests ${srcs})
-  target_link_libraries(ct_${name}_tests PRIVATE ct_${name} ${ARG_DEPS} ct_test_main GTest::gmock)
+  target_link_libraries(ct_${name}_tests PRIVATE ${ARG_LIB} ${ARG_DEPS} ct_test_main GTest::gmock)
   target_compile_definitions(ct_${name}_tests PRIVATE
     CORETRAIN_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data"
     CORETRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

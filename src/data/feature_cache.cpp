@@ -1,70 +1,27 @@
 #include "data/feature_cache.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
-#include "data/squad_dataset.h"
+#include "data/datasets_cache.h"
+#include "data/feature_cache_file.h"
 
 namespace ct::data {
 
 namespace {
 
-constexpr char kMagic[8] = {'C', 'T', 'F', 'E', 'A', 'T', '\0', '\0'};
-constexpr uint32_t kVersion = 2;
 constexpr char kColumnsMagic[8] = {'C', 'T', 'F', 'C', 'O', 'L', 'S', '\0'};
 constexpr uint32_t kColumnsVersion = 1;
 
-template <class T>
-void put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <class T>
-void put_vec(std::string& out, const std::vector<T>& v) {
-  put(out, static_cast<uint64_t>(v.size()));
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-// Bounds-checked reads of a cache file's bytes: a short or inconsistent file is an error naming it.
-struct Reader {
-  const std::string& data;
-  const std::string& path;
-  size_t pos = 0;
-  template <class T>
-  T get() {
-    if (data.size() - pos < sizeof(T)) fail(path, ": truncated feature cache");
-    T v;
-    std::memcpy(&v, data.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-  }
-  template <class T>
-  void vec(std::vector<T>& v) {
-    const auto n = get<uint64_t>();
-    if (n > (data.size() - pos) / sizeof(T)) fail(path, ": truncated feature cache");
-    v.resize(n);
-    if (n > 0) std::memcpy(v.data(), data.data() + pos, n * sizeof(T));
-    pos += n * sizeof(T);
-  }
-  // Magic and version first, so a file of another kind or an older coretrain says so.
-  void header(const char (&magic)[8], uint32_t version) {
-    if (data.size() < sizeof(magic) || std::memcmp(data.data(), magic, sizeof(magic)) != 0)
-      fail(path, ": not a coretrain feature cache (bad magic)");
-    pos = sizeof(magic);
-    const auto v = get<uint32_t>();
-    if (v != version) fail(path, ": feature cache version ", v, ", expected ", version);
-  }
-  void end() const {
-    if (pos != data.size()) fail(path, ": corrupt feature cache (", data.size() - pos, " trailing bytes)");
-  }
-};
+}  // namespace
 
 std::optional<std::string> read_cache_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,88 +38,6 @@ void write_cache_file(const std::string& path, const std::string& bytes) {
   if (ec) fail(path, ": cannot create the feature cache folder (", ec.message(), ")");
   fs::write_file_atomic(path, bytes);
 }
-
-}  // namespace
-
-// The on-disk form: magic, version, options, special ids, then per example (question ids, context ids,
-// context offsets) and the feature array. Little-endian, as the machines we run on.
-class FeatureSetIO {
- public:
-  static std::string encode(const FeatureSet& fs) {
-    std::string out(kMagic, sizeof(kMagic));
-    put(out, kVersion);
-    const auto& o = fs.options_;
-    put(out, o.max_seq_length);
-    put(out, o.doc_stride);
-    put(out, static_cast<uint8_t>(o.pad_to_max_length));
-    put(out, o.pad_to_multiple_of);
-    const auto& l = fs.layout_;
-    for (const auto* v : {&l.prefix, &l.middle, &l.suffix, &l.prefix_types, &l.middle_types, &l.suffix_types})
-      put_vec(out, *v);
-    put(out, l.question_type);
-    put(out, l.context_type);
-    put(out, fs.pad_id_);
-    put(out, static_cast<uint64_t>(fs.examples_.size()));
-    for (const auto& te : fs.examples_) {
-      put_vec(out, te.question_ids);
-      put_vec(out, te.context_ids);
-      put_vec(out, te.context_offsets);
-    }
-    put_vec(out, fs.features_);
-    return out;
-  }
-
-  // The same fields as encode(), hashed in place (no copy of a large set).
-  static uint64_t hash(const FeatureSet& fs) {
-    Hasher h;
-    const auto& o = fs.options_;
-    h.u64(static_cast<uint64_t>(o.max_seq_length)).u64(static_cast<uint64_t>(o.doc_stride));
-    h.u64(o.pad_to_max_length).u64(static_cast<uint64_t>(o.pad_to_multiple_of));
-    const auto& l = fs.layout_;
-    h.vec(l.prefix).vec(l.middle).vec(l.suffix).vec(l.prefix_types).vec(l.middle_types).vec(l.suffix_types);
-    h.u64(static_cast<uint64_t>(l.question_type)).u64(static_cast<uint64_t>(l.context_type));
-    h.u64(static_cast<uint64_t>(fs.pad_id_)).u64(fs.examples_.size());
-    for (const auto& te : fs.examples_) h.vec(te.question_ids).vec(te.context_ids).vec(te.context_offsets);
-    h.vec(fs.features_);
-    return h.digest();
-  }
-
-  static FeatureSet decode(const std::string& data, const std::string& path) {
-    Reader r{data, path};
-    r.header(kMagic, kVersion);
-    FeatureSet fs;
-    auto& o = fs.options_;
-    o.max_seq_length = r.get<int64_t>();
-    o.doc_stride = r.get<int64_t>();
-    o.pad_to_max_length = r.get<uint8_t>() != 0;
-    o.pad_to_multiple_of = r.get<int64_t>();
-    auto& l = fs.layout_;
-    for (auto* v : {&l.prefix, &l.middle, &l.suffix, &l.prefix_types, &l.middle_types, &l.suffix_types})
-      r.vec(*v);
-    l.question_type = r.get<int32_t>();
-    l.context_type = r.get<int32_t>();
-    if (l.prefix.size() != l.prefix_types.size() || l.middle.size() != l.middle_types.size() ||
-        l.suffix.size() != l.suffix_types.size())
-      fail(path, ": corrupt feature cache (special tokens and their types differ in length)");
-    fs.pad_id_ = r.get<int32_t>();
-    const auto n = r.get<uint64_t>();
-    if (n > data.size()) fail(path, ": truncated feature cache");
-    fs.examples_.resize(n);
-    for (auto& te : fs.examples_) {
-      r.vec(te.question_ids);
-      r.vec(te.context_ids);
-      r.vec(te.context_offsets);
-      if (te.context_ids.size() != te.context_offsets.size())
-        fail(path, ": corrupt feature cache (context ids and offsets differ in length)");
-    }
-    r.vec(fs.features_);
-    for (const auto& f : fs.features_)
-      if (f.example_index < 0 || static_cast<uint64_t>(f.example_index) >= n)
-        fail(path, ": corrupt feature cache (feature of example ", f.example_index, " of ", n, ")");
-    r.end();
-    return fs;
-  }
-};
 
 uint64_t tokenizer_fingerprint(const text::Tokenizer& tok) {
   Hasher h;
@@ -184,10 +59,6 @@ uint64_t tokenizer_fingerprint(const text::HfTokenizer& tok) {
   return h.digest();
 }
 
-uint64_t feature_set_hash(const FeatureSet& fs) {
-  return FeatureSetIO::hash(fs);
-}
-
 std::string feature_cache_dir(const std::string& cache_dir) {
   return datasets_cache_dir(cache_dir) + "/coretrain-features";
 }
@@ -196,16 +67,6 @@ std::string feature_cache_file_name(uint64_t key) {
   char name[32];
   std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key));
   return name;
-}
-
-void save_feature_set(const std::string& path, const FeatureSet& features) {
-  write_cache_file(path, FeatureSetIO::encode(features));
-}
-
-std::optional<FeatureSet> load_feature_set(const std::string& path) {
-  auto bytes = read_cache_file(path);
-  if (!bytes) return std::nullopt;
-  return FeatureSetIO::decode(*bytes, path);
 }
 
 void FeatureColumns::add(std::string name, std::vector<std::vector<int32_t>> rows) {
@@ -240,7 +101,7 @@ void save_feature_columns(const std::string& path, const FeatureColumns& c) {
 std::optional<FeatureColumns> load_feature_columns(const std::string& path) {
   auto bytes = read_cache_file(path);
   if (!bytes) return std::nullopt;
-  Reader r{*bytes, path};
+  CacheReader r{*bytes, path};
   r.header(kColumnsMagic, kColumnsVersion);
   if (bytes->size() < r.pos + sizeof(uint64_t)) fail(path, ": truncated feature cache");
   const size_t body = bytes->size() - sizeof(uint64_t);

@@ -5,9 +5,8 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
-#include "data/demo_data.h"
+#include "tasks/word_vocab.h"
 #include "text/tokenizer.h"
-#include "train/demo.h"
 
 namespace ct::tasks {
 
@@ -45,10 +44,25 @@ void write_json_lines(const std::string& path, const std::vector<nlohmann::order
   fs::write_file_atomic(path, s);
 }
 
+model::ModelConfig demo_model_config(int64_t vocab_size) {
+  model::ModelConfig c;
+  c.model_type = "bert";
+  c.vocab_size = vocab_size;
+  c.hidden_size = 64;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 128;
+  c.max_position_embeddings = 256;
+  c.type_vocab_size = 2;
+  c.hidden_dropout_prob = 0.1;
+  c.attention_probs_dropout_prob = 0.1;
+  return c;
+}
+
 void write_demo_model(const std::string& dir, const std::vector<std::string>& texts) {
-  const auto tok = text::Tokenizer::from_vocab(data::build_word_vocab(texts));
+  const auto tok = text::Tokenizer::from_vocab(build_word_vocab(texts));
   tok.save(dir);
-  auto config = train::demo_model_config(tok.vocab_size());
+  auto config = demo_model_config(tok.vocab_size());
   config.initializer_range = 0.1;
   config.hidden_dropout_prob = 0;
   config.attention_probs_dropout_prob = 0;

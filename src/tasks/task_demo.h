@@ -61,9 +61,12 @@ void write_demo_json_splits(const std::string& dir, uint64_t seed, const Make& m
   }
 }
 
-// tokenizer.json (+ vocab.txt and HF's side files) with every word of `texts`, and config.json: the qa demo's
-// small BERT with initializer_range 0.1 (5x HF's) and no dropout. At HF's 0.02 the small model sits on a
-// plateau for most of the demo's steps on some seeds (measured, docs/tasks.md: swag 0.61, mlm 0.19,
+// The small BERT every --demo trains from random init (also documented in README "Demo").
+model::ModelConfig demo_model_config(int64_t vocab_size);
+
+// tokenizer.json (+ vocab.txt and HF's side files) with every word of `texts`, and config.json:
+// demo_model_config with initializer_range 0.1 (5x HF's) and no dropout. At HF's 0.02 the small model sits on
+// a plateau for most of the demo's steps on some seeds (measured, docs/tasks.md: swag 0.61, mlm 0.19,
 // classification 0.79 at seed 11). The command adds the head and its labels.
 void write_demo_model(const std::string& dir, const std::vector<std::string>& texts);
 

@@ -14,7 +14,7 @@ DdpReducer::DdpReducer(comm::Communicator& comm, float* grads, const std::vector
   if (sparse_.rows > 0) touched_.assign(static_cast<size_t>(sparse_.rows), 0.0f);
   std::vector<const model::ParamInfo*> order;
   for (const auto& p : params) order.push_back(&p);
-  // Gradient-ready order: highest slab offset first (QaModel's backward contract).
+  // Gradient-ready order: highest slab offset first (EncoderModel's backward contract).
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->offset > b->offset; });
   const int64_t cap = static_cast<int64_t>(options.bucket_cap_mb * 1024 * 1024);
   int64_t limit = std::min(cap, options.first_bucket_bytes);

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "model/encoder_model.h"
 #include "model/param_info.h"
-#include "model/qa_model.h"
 
 namespace ct::train {
 

@@ -180,24 +180,6 @@ std::string framework_versions() {
   return s;
 }
 
-ModelCardInfo qa_card_info(const QaArguments& args) {
-  ModelCardInfo info;
-  info.finetuned_from = args.model.model_name_or_path;
-  info.tasks = "question-answering";
-  const auto& d = args.data;
-  if (!d.dataset_name.empty()) {
-    info.dataset_tag = d.dataset_name;
-    info.dataset_arg = d.dataset_config_name;
-    info.dataset =
-        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
-  }
-  return info;
-}
-
-std::string model_card(const QaArguments& args, const nlohmann::json& log_history, int world) {
-  return model_card(qa_card_info(args), args.training, log_history, world);
-}
-
 std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
                        const nlohmann::json& log_history, int world) {
   const std::string& finetuned_from = info.finetuned_from;
@@ -306,7 +288,7 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
   if (!eval_results.empty()) {
     c += "\nIt achieves the following results on the evaluation set:\n";
     for (size_t i = 0; i < eval_results.size(); ++i)
-      c += (i ? "\n" : "") + str("- ", eval_results[i].first, ": ", maybe_round(eval_results[i].second));
+      c += str(i ? "\n" : "", "- ", eval_results[i].first, ": ", maybe_round(eval_results[i].second));
   }
   c += "\n";
   c += "\n## Model description\n\nMore information needed\n";
@@ -346,7 +328,7 @@ std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
     hp.push_back({"training_steps", std::to_string(t.max_steps)});
   else
     hp.push_back({"num_epochs", python_float(t.num_train_epochs)});
-  for (size_t i = 0; i < hp.size(); ++i) c += (i ? "\n" : "") + str("- ", hp[i].first, ": ", hp[i].second);
+  for (size_t i = 0; i < hp.size(); ++i) c += str(i ? "\n" : "", "- ", hp[i].first, ": ", hp[i].second);
   c += "\n";
   if (trained) {
     c += "\n### Training results\n\n";

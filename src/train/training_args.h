@@ -1,7 +1,7 @@
-// The command line of `coretrain qa`: run_qa.py's ModelArguments and DataTrainingArguments plus the HF
-// TrainingArguments that matter, by their HF names and defaults, parsed the way HfArgumentParser parses them
-// (`--flag value`, `--flag=value`, bare bools or `--flag true|false`, `--no_<flag>` for bools that default to
-// true, a single `.json` argument as the whole set). Every rejected value throws ct::Error naming the flag.
+// The flags every example-script command shares: ModelArguments' common fields and the HF TrainingArguments
+// that matter, by their HF names and defaults, for a command's ArgParser (train/arg_parser.h:
+// HfArgumentParser's conventions). Each task's own DataTrainingArguments live with the task
+// (src/tasks/<task>/*_args.h). Every rejected value throws ct::Error naming the flag.
 #pragma once
 
 #include <cstdint>
@@ -22,26 +22,6 @@ struct ModelArguments {
   std::string model_revision = "main";
   std::string token;
   bool trust_remote_code = false;
-};
-
-struct DataTrainingArguments {
-  std::string dataset_name;
-  std::string dataset_config_name;
-  std::string train_file;
-  std::string validation_file;
-  std::string test_file;
-  bool overwrite_cache = false;
-  int64_t preprocessing_num_workers = -1;  // None
-  int64_t max_seq_length = 384;
-  bool pad_to_max_length = true;
-  int64_t max_train_samples = -1;  // None
-  int64_t max_eval_samples = -1;
-  int64_t max_predict_samples = -1;
-  bool version_2_with_negative = false;
-  double null_score_diff_threshold = 0.0;
-  int64_t doc_stride = 128;
-  int64_t n_best_size = 20;
-  int64_t max_answer_length = 30;
 };
 
 struct TrainingArguments {
@@ -112,28 +92,6 @@ struct TrainingArguments {
   int64_t resolved_data_seed() const { return data_seed >= 0 ? data_seed : seed; }
 };
 
-// coretrain's own flags (not in HF): the built-in demo and debugging aids.
-struct CoretrainArguments {
-  bool demo = false;                  // generate the demo set, train a small BERT from random init, evaluate
-  int64_t demo_train_paragraphs = 0;  // 0: the demo's default
-  int64_t demo_eval_paragraphs = 0;
-  int64_t demo_min_people = 0;  // people per demo paragraph (0: the demo's default)
-  int64_t demo_max_people = 0;
-  bool demo_global_batch = false;  // set by the parser: the demo's batch size is split over the ranks
-  std::string
-      dump_eval_features;  // write the eval features' model inputs to this JSON file (tests feed torch)
-};
-
-struct QaArguments {
-  ModelArguments model;
-  DataTrainingArguments data;
-  TrainingArguments training;
-  CoretrainArguments coretrain;
-  std::vector<std::string>
-      notes;  // one line each about compatibility flags that were accepted but change nothing
-  bool help = false;
-};
-
 // The flags every command shares, for a command's own ArgParser (train/arg_parser.h): ModelArguments'
 // common fields and the whole of TrainingArguments, by HF's names with HF's defaults.
 void add_model_args(ArgParser& parser, ModelArguments& model);
@@ -142,16 +100,9 @@ void add_training_args(ArgParser& parser, TrainingArguments& training);
 // accepted for compatibility go to `notes`.
 void validate_training_args(TrainingArguments& training, std::vector<std::string>* notes);
 
-// argv excludes the program name. A single argument ending in ".json" is read as the whole argument set.
-QaArguments parse_qa_args(const std::vector<std::string>& argv);
-// Every flag with its default and a one-line description, for --help.
-std::string qa_args_help();
 // The TrainingArguments as HF's to_json_string writes them (training_args.json).
 nlohmann::json training_args_to_json(const TrainingArguments& args);
 // --report_to resolved as HF's __post_init__ does: "none" -> [], "all" -> every integration there is (here
-// only "tensorboard"), else the comma-separated names (validated by parse_qa_args).
+// only "tensorboard"), else the comma-separated names (validate_training_args rejects the others).
 std::vector<std::string> report_integrations(const TrainingArguments& args);
-// Everything, for the record next to a run (all three groups merged).
-nlohmann::json qa_args_to_json(const QaArguments& args);
-
 }  // namespace ct::train

@@ -27,7 +27,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/encoder_model.h"
-#include "model/qa_model.h"
+#include "qa_model.h"
 
 namespace {
 

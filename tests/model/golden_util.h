@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "model/config.h"
-#include "model/qa_model.h"
 #include "model/safetensors.h"
+#include "qa_model.h"
 
 namespace ct::model {
 

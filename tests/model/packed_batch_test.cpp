@@ -11,7 +11,7 @@
 #include "golden_util.h"
 #include "kernels/cpu_features.h"
 #include "kernels/optimizer.h"
-#include "model/qa_model.h"
+#include "qa_model.h"
 
 namespace ct::model {
 namespace {

@@ -14,7 +14,7 @@
 //         by a few bf16 roundings compounded through 2 layers. torch's own bf16 gradients land ~1% from
 //         float64 here (up to ~9% on qa_outputs.bias, whose exact gradient is 0 and which feels bf16 logits
 //         most).
-#include "model/qa_model.h"
+#include "qa_model.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

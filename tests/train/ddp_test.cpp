@@ -26,12 +26,14 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/param_layout.h"
+#include "tasks/question_answering/run_qa.h"
 #include "train/checkpoint.h"
 #include "train/dist_context.h"
-#include "train/run_qa.h"
 
 namespace stdfs = std::filesystem;
 using namespace ct::train;
+using ct::tasks::parse_qa_args;
+using ct::tasks::run_qa;
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "tasks/question_answering/qa_model_card.h"
 #include "train/model_card.h"
 #include "train/tensorboard.h"
 #include "train/training_args.h"
@@ -67,7 +68,7 @@ TEST(ReportTo, ResolvedAsHf) {
   auto parse = [](const std::vector<std::string>& extra) {
     std::vector<std::string> a = {"--demo"};
     a.insert(a.end(), extra.begin(), extra.end());
-    return parse_qa_args(a);
+    return tasks::parse_qa_args(a);
   };
   EXPECT_TRUE(report_integrations(parse({}).training).empty());  // default "none"
   EXPECT_EQ(report_integrations(parse({"--report_to", "all"}).training),
@@ -104,7 +105,7 @@ TEST(ModelCard, PythonFloatRepr) {
 }
 
 TEST(ModelCard, HubModelAndDatasetAsRunQaPassesThem) {
-  QaArguments a;
+  tasks::QaArguments a;
   a.model.model_name_or_path = "google-bert/bert-base-uncased";
   a.data.dataset_name = "squad";
   a.data.dataset_config_name = "plain_text";
@@ -118,7 +119,7 @@ TEST(ModelCard, HubModelAndDatasetAsRunQaPassesThem) {
      "eval_steps_per_second": 1.0, "epoch": 1.0, "step": 10},
     {"train_runtime": 10.0, "train_loss": 1.4, "total_flos": 1.0, "epoch": 2.0, "step": 20},
     {"eval_exact_match": 81.0, "eval_f1": 88.5, "eval_runtime": 1.0, "epoch": 2.0, "step": 20}])");
-  const std::string c = model_card(a, log, 1);
+  const std::string c = model_card(tasks::qa_card_info(a), a.training, log, 1);
   const std::string front =
       "---\nlibrary_name: transformers\nbase_model: google-bert/bert-base-uncased\ntags:\n"
       "- generated_from_trainer\ndatasets:\n- squad\nmetrics:\n- exact_match\n- f1\nmodel-index:\n"
@@ -152,11 +153,11 @@ TEST(ModelCard, HubModelAndDatasetAsRunQaPassesThem) {
 }
 
 TEST(ModelCard, DistributedHyperparameters) {
-  QaArguments a;
+  tasks::QaArguments a;
   a.training.output_dir = "out";
   a.training.max_steps = 100;
   a.training.gradient_accumulation_steps = 2;
-  const std::string c = model_card(a, nlohmann::json::array(), 4);
+  const std::string c = model_card(tasks::qa_card_info(a), a.training, nlohmann::json::array(), 4);
   EXPECT_NE(
       c.find("- seed: 42\n- distributed_type: multi-CPU\n- num_devices: 4\n- gradient_accumulation_steps: 2\n"
              "- total_train_batch_size: 64\n- total_eval_batch_size: 32\n"),

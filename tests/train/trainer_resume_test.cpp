@@ -13,16 +13,18 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/demo_data.h"
 #include "model/config.h"
 #include "model/param_layout.h"
+#include "tasks/question_answering/run_qa.h"
+#include "tasks/question_answering/squad_demo_data.h"
 #include "text/tokenizer.h"
 #include "train/checkpoint.h"
-#include "train/run_qa.h"
 #include "train/stop_signal.h"
 
 namespace stdfs = std::filesystem;
 using namespace ct::train;
+using ct::tasks::parse_qa_args;
+using ct::tasks::run_qa;
 
 namespace {
 

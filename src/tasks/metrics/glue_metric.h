@@ -8,11 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "data/squad_metrics.h"
+#include "tasks/metrics/metric.h"
 
 namespace ct::tasks {
-
-using Metrics = data::Metrics;
 
 // The GLUE task names run_glue accepts (task_to_keys): cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli.
 bool is_glue_task(std::string_view task);

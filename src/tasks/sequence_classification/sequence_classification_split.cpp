@@ -158,7 +158,7 @@ nlohmann::json SequenceClassificationSplit::score(const std::vector<float>& rows
                                 : predict_results_classes(pred, o_.label_list));
     }
   }
-  return data::metrics_to_json(m, "");
+  return metrics_to_json(m, "");
 }
 
 }  // namespace ct::tasks

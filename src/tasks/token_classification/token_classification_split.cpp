@@ -115,7 +115,7 @@ nlohmann::json TokenClassificationSplit::score(const std::vector<float>& rows, c
     fs::write_file_atomic((std::filesystem::path(output_dir) / "predictions.txt").string(),
                           ner_predictions_text(tags.predictions));
   if (!has_labels()) return nlohmann::json::object();
-  return data::metrics_to_json(
+  return metrics_to_json(
       ner_metrics(seqeval(tags.predictions, tags.references), o_.return_entity_level_metrics), "");
 }
 
