@@ -98,37 +98,64 @@ void query_tiles(int64_t kb, int64_t n_rows, int64_t W, int64_t& lo, int64_t& hi
 
 struct Task {
   int64_t seq, kv, tile;
+  int64_t work;  // partner tiles it visits
 };
 
-std::vector<Task> tasks_of(const int64_t* seq_len, int64_t n_seqs, int64_t NKV, int64_t tile_rows) {
+// Query tiles (by_queries) or key tiles with the partner tiles each visits, largest first: the causal
+// triangle makes the last query tiles (and the first key tiles) the long ones, and dynamic scheduling
+// balances only when those start first.
+std::vector<Task> tasks_of(const int64_t* seq_len, int64_t n_seqs, int64_t NKV, int64_t W, bool by_queries) {
   std::vector<Task> t;
   for (int64_t s = 0; s < n_seqs; ++s) {
     CT_CHECK(seq_len[s] >= 0, "causal attention: sequence ", s, " has negative length ", seq_len[s]);
-    for (int64_t kv = 0; kv < NKV; ++kv)
-      for (int64_t b = 0; b * tile_rows < seq_len[s]; ++b) t.push_back({s, kv, b});
+    const int64_t rows = by_queries ? kBr : kBc;
+    for (int64_t b = 0; b * rows < seq_len[s]; ++b) {
+      int64_t lo, hi;
+      if (by_queries)
+        key_tiles(b, seq_len[s], W, lo, hi);
+      else
+        query_tiles(b, seq_len[s], W, lo, hi);
+      for (int64_t kv = 0; kv < NKV; ++kv) t.push_back({s, kv, b, hi - lo + 1});
+    }
   }
+  std::stable_sort(t.begin(), t.end(), [](const Task& a, const Task& b) { return a.work > b.work; });
   return t;
+}
+
+// True when every key of tile [j0, j0 + kBc) is visible from every query of [i0, i0 + n) of a sequence of
+// `len` rows: the tile needs no mask.
+inline bool tile_unmasked(int64_t i0, int64_t n, int64_t j0, int64_t len, int64_t W) {
+  const int64_t j_last = j0 + kBc - 1, i_last = i0 + n - 1;
+  return j_last < len && j_last <= i0 && (W == 0 || j0 > i_last - W);
 }
 
 // Scores of one [G * kBr, kBc] tile turned into probabilities: P = exp(scale * S - lse) where visible, else 0
 // (backward's recomputation from the saved log-sum-exp).
 void probs_from_lse(float* S, const float* lse_tile, int64_t i0, int64_t j0, int64_t n_rows,
                     const Layout& l) {
+  const int64_t n = std::min(kBr, n_rows - i0);
+  const bool unmasked = tile_unmasked(i0, n, j0, n_rows, l.W);
   for (int64_t hh = 0; hh < l.G; ++hh) {
     for (int64_t r = 0; r < kBr; ++r) {
       float* row = S + (hh * kBr + r) * kBc;
       const int64_t i = i0 + r;
-      if (i >= n_rows) {
+      if (r >= n) {
         std::fill(row, row + kBc, 0.0f);
         continue;
       }
-      const float m = lse_tile[hh * kBr + r];
+      const float m = lse_tile[hh * kBr + r], scale = l.scale;
+      if (unmasked) {
+#pragma omp simd
+        for (int64_t c = 0; c < kBc; ++c) row[c] = fast_exp(row[c] * scale - m);
+        continue;
+      }
+      // Visible keys of this row: [lo, hi) of the tile's columns.
+      const int64_t lo = std::clamp<int64_t>(l.W ? i - l.W + 1 - j0 : 0, 0, kBc);
+      const int64_t hi = std::clamp<int64_t>(std::min(i, n_rows - 1) + 1 - j0, 0, kBc);
 #pragma omp simd
       for (int64_t c = 0; c < kBc; ++c) {
-        const int64_t j = j0 + c;
-        const bool ok = j < n_rows && visible(i, j, l.W);
-        const float p = fast_exp(row[c] * l.scale - m);
-        row[c] = ok ? p : 0.0f;
+        const float p = fast_exp(row[c] * scale - m);
+        row[c] = c >= lo && c < hi ? p : 0.0f;
       }
     }
   }
@@ -140,7 +167,7 @@ void causal_attention_forward(void* out, float* lse, const void* q, const void* 
                               const int64_t* seq_start, const int64_t* seq_len, const CausalAttentionDims& d,
                               DType dt) {
   const Layout l = layout_of(d);
-  const std::vector<Task> tasks = tasks_of(seq_len, d.n_seqs, l.NKV, kBr);
+  const std::vector<Task> tasks = tasks_of(seq_len, d.n_seqs, l.NKV, l.W, true);
   const int64_t M = l.G * kBr, HS = l.HS;
 #pragma omp parallel
   {
@@ -162,13 +189,20 @@ void causal_attention_forward(void* out, float* lse, const void* q, const void* 
         load_tile(K.data(), kBc, k, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
         load_tile(V.data(), kBc, v, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
         tile_product(M, kBc, HS, false, true, Q.data(), K.data(), S.data(), false);
+        const bool unmasked = tile_unmasked(i0, n, j0, len, l.W);
         for (int64_t row = 0; row < M; ++row) {
           float* s = S.data() + row * kBc;
           const int64_t i = i0 + row % kBr;
+          // Visible keys of this row: columns [lo, hi) (none for a padding row of the tile).
+          const int64_t lo = unmasked ? 0 : std::clamp<int64_t>(l.W ? i - l.W + 1 - j0 : 0, 0, kBc);
+          const int64_t hi = unmasked        ? kBc
+                             : row % kBr < n ? std::clamp<int64_t>(std::min(i, len - 1) + 1 - j0, 0, kBc)
+                                             : 0;
           float mx = kNegInf;
+          const float scale = l.scale;
+#pragma omp simd reduction(max : mx)
           for (int64_t c = 0; c < kBc; ++c) {
-            const int64_t j = j0 + c;
-            s[c] = row % kBr < n && j < len && visible(i, j, l.W) ? s[c] * l.scale : kNegInf;
+            s[c] = c >= lo && c < hi ? s[c] * scale : kNegInf;
             mx = std::max(mx, s[c]);
           }
           const float m_new = std::max(m[row], mx);
@@ -220,19 +254,21 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   int64_t rows = 0;
   for (int64_t s = 0; s < d.n_seqs; ++s) rows = std::max(rows, seq_start[s] + seq_len[s]);
   std::vector<float> D(rows * l.NH, 0.0f);
+  std::vector<int64_t> span_rows;  // every row of every span, so the pass splits over rows, not sequences
+  for (int64_t s = 0; s < d.n_seqs; ++s)
+    for (int64_t r = seq_start[s]; r < seq_start[s] + seq_len[s]; ++r) span_rows.push_back(r);
 #pragma omp parallel
   {
     std::vector<float> orow(HS);
 #pragma omp for schedule(static)
-    for (int64_t s = 0; s < d.n_seqs; ++s) {
-      for (int64_t r = seq_start[s]; r < seq_start[s] + seq_len[s]; ++r) {
-        for (int64_t h = 0; h < l.NH; ++h) {
-          load_row(orow.data(), out, dt, r, l.ld_q, h * HS, HS);
-          const float* g = dout + r * l.ld_q + h * HS;
-          float acc = 0.0f;
-          for (int64_t e = 0; e < HS; ++e) acc += g[e] * orow[e];
-          D[r * l.NH + h] = acc;
-        }
+    for (size_t k = 0; k < span_rows.size(); ++k) {
+      const int64_t r = span_rows[k];
+      for (int64_t h = 0; h < l.NH; ++h) {
+        load_row(orow.data(), out, dt, r, l.ld_q, h * HS, HS);
+        const float* g = dout + r * l.ld_q + h * HS;
+        float acc = 0.0f;
+        for (int64_t e = 0; e < HS; ++e) acc += g[e] * orow[e];
+        D[r * l.NH + h] = acc;
       }
     }
   }
@@ -260,7 +296,7 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   };
 
   // Pass 1: dQ, one task per query tile (it owns those rows of dq).
-  const std::vector<Task> qtasks = tasks_of(seq_len, d.n_seqs, l.NKV, kBr);
+  const std::vector<Task> qtasks = tasks_of(seq_len, d.n_seqs, l.NKV, l.W, true);
 #pragma omp parallel
   {
     std::vector<float> Q(M * HS), dO(M * HS), K(kBc * HS), V(kBc * HS), P(M * kBc), dP(M * kBc), dQ(M * HS),
@@ -296,7 +332,7 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
   }
 
   // Pass 2: dK and dV, one task per key tile (it owns those rows of dk and dv).
-  const std::vector<Task> ktasks = tasks_of(seq_len, d.n_seqs, l.NKV, kBc);
+  const std::vector<Task> ktasks = tasks_of(seq_len, d.n_seqs, l.NKV, l.W, false);
 #pragma omp parallel
   {
     std::vector<float> Q(M * HS), dO(M * HS), K(kBc * HS), V(kBc * HS), P(M * kBc), dP(M * kBc), dK(kBc * HS),

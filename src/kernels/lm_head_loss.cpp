@@ -13,7 +13,7 @@ namespace ct::kernels {
 
 namespace {
 
-constexpr int64_t kChunkBytes = 32 << 20;
+constexpr int64_t kChunkBytes = 64 << 20;
 
 }  // namespace
 
@@ -27,8 +27,10 @@ LmHeadLossSums lm_head_loss(const void* hidden, const void* weight, const int32_
   if (s.N == 0) return sums;
   const bool bf = s.dt == DType::bf16;
   const bool backward = dhidden || dweight;
-  const int64_t chunk =
-      s.chunk_rows > 0 ? s.chunk_rows : std::clamp<int64_t>(kChunkBytes / (s.V * 4), 1, s.N);
+  // Chunks of a multiple of 64 rows: gemm splits other row counts into two products, and dW's then reads and
+  // writes its [V, C] accumulator twice per chunk.
+  const int64_t chunk = s.chunk_rows > 0 ? s.chunk_rows
+                                         : std::min(s.N, std::max<int64_t>(64, kChunkBytes / (s.V * 4) / 64 * 64));
   const int64_t esz = dtype_size(s.dt);
   std::vector<float> logits(chunk * s.V), dh;
   std::vector<bf16> dl_bf16(bf && backward ? chunk * s.V : 0);

@@ -23,7 +23,7 @@ struct LmHeadLossSpec {
   DType dt = DType::f32;
   float grad_scale =
       1.0f;                // d loss / d (a row's nll): 1 / num_items_in_batch, times the world size under DDP
-  int64_t chunk_rows = 0;  // rows per chunk; 0 = as many as keep a chunk's logits near 32 MB
+  int64_t chunk_rows = 0;  // rows per chunk; 0 = multiples of 64 keeping a chunk's logits near 64 MB
 };
 
 struct LmHeadLossSums {

@@ -1,6 +1,8 @@
 #include "model/decoder_model.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -28,6 +30,22 @@ void copy_cols(float* dst, const float* src, int64_t rows, int64_t ld, int64_t c
 void put_cols(float* dst, const float* src, int64_t rows, int64_t ld, int64_t col, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) std::copy(src + r * n, src + (r + 1) * n, dst + r * ld + col);
 }
+
+// Adds the seconds from construction to destruction to *slot (when timing is on).
+class Timed {
+ public:
+  Timed(DecoderStepTimes* t, double DecoderStepTimes::*slot) : t_(t), slot_(slot) {
+    if (t_) t0_ = std::chrono::steady_clock::now();
+  }
+  ~Timed() {
+    if (t_) t_->*slot_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  DecoderStepTimes* t_;
+  double DecoderStepTimes::*slot_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 }  // namespace
 
@@ -95,10 +113,16 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
     A.x_in = x;
     A.n1.resize(R * h);
     A.rstd1.resize(R);
-    kernels::rmsnorm_forward(A.n1.data(), nullptr, A.rstd1.data(), x.data(), P + o.norm_in, R, h, norm);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(A.n1.data(), nullptr, A.rstd1.data(), x.data(), P + o.norm_in, R, h, norm);
+    }
     A.qkv.resize(R * QKV);
-    kernels::linear_forward(A.qkv.data(), DType::f32, A.n1.data(), P + o.qkv_w,
-                            o.qkv_b >= 0 ? P + o.qkv_b : nullptr, R, h, QKV, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_forward(A.qkv.data(), DType::f32, A.n1.data(), P + o.qkv_w,
+                              o.qkv_b >= 0 ? P + o.qkv_b : nullptr, R, h, QKV, DType::f32);
+    }
     A.q.resize(R * H * d);
     A.k.resize(R * KV * d);
     if (c_.qk_norm) {
@@ -108,18 +132,30 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
       copy_cols(A.k_raw.data(), A.qkv.data(), R, QKV, H * d, KV * d);
       A.rstd_q.resize(R * H);
       A.rstd_k.resize(R * KV);
-      kernels::rmsnorm_forward(A.q.data(), nullptr, A.rstd_q.data(), A.q_raw.data(), P + o.q_norm, R * H, d,
-                               norm);
-      kernels::rmsnorm_forward(A.k.data(), nullptr, A.rstd_k.data(), A.k_raw.data(), P + o.k_norm, R * KV, d,
-                               norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_forward(A.q.data(), nullptr, A.rstd_q.data(), A.q_raw.data(), P + o.q_norm, R * H, d,
+                                 norm);
+      }
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_forward(A.k.data(), nullptr, A.rstd_k.data(), A.k_raw.data(), P + o.k_norm, R * KV,
+                                 d, norm);
+      }
     } else {
       copy_cols(A.q.data(), A.qkv.data(), R, QKV, 0, H * d);
       copy_cols(A.k.data(), A.qkv.data(), R, QKV, H * d, KV * d);
     }
     const DecoderLayerSpec& spec = c_.layers[li];
     const kernels::RotaryTable& rope = rope_[spec.rope];
-    kernels::rotary_forward(A.q.data(), b.position_ids, R, H, H * d, rope);
-    kernels::rotary_forward(A.k.data(), b.position_ids, R, KV, KV * d, rope);
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::rotary_forward(A.q.data(), b.position_ids, R, H, H * d, rope);
+    }
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::rotary_forward(A.k.data(), b.position_ids, R, KV, KV * d, rope);
+    }
     kernels::CausalAttentionDims ad;
     ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
     ad.NH = H;
@@ -134,18 +170,27 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
     copy_cols(v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
     A.ctx.assign(R * H * d, 0.0f);
     A.lse.assign(R * H, 0.0f);
-    kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), v.data(),
-                                      b.seq_start.data(), b.seq_len.data(), ad, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), v.data(),
+                                        b.seq_start.data(), b.seq_len.data(), ad, DType::f32);
+    }
     A.a.resize(R * h);
-    kernels::linear_forward(A.a.data(), DType::f32, A.ctx.data(), P + o.o_w, o.o_b >= 0 ? P + o.o_b : nullptr,
-                            R, H * d, h, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_forward(A.a.data(), DType::f32, A.ctx.data(), P + o.o_w,
+                              o.o_b >= 0 ? P + o.o_b : nullptr, R, H * d, h, DType::f32);
+    }
     A.x_mid = x;
     const float* mlp_in_norm = P + o.norm_post_attn;
     if (c_.sandwich_norms) {
       std::vector<float> an(R * h);
       A.rstd_pa.resize(R);
-      kernels::rmsnorm_forward(an.data(), nullptr, A.rstd_pa.data(), A.a.data(), P + o.norm_post_attn, R, h,
-                               norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_forward(an.data(), nullptr, A.rstd_pa.data(), A.a.data(), P + o.norm_post_attn, R, h,
+                                 norm);
+      }
       add_into(A.x_mid.data(), an.data(), R * h);
       mlp_in_norm = P + o.norm_pre_ff;
     } else {
@@ -153,21 +198,36 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
     }
     A.n2.resize(R * h);
     A.rstd2.resize(R);
-    kernels::rmsnorm_forward(A.n2.data(), nullptr, A.rstd2.data(), A.x_mid.data(), mlp_in_norm, R, h, norm);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(A.n2.data(), nullptr, A.rstd2.data(), A.x_mid.data(), mlp_in_norm, R, h, norm);
+    }
     A.gu.resize(R * 2 * I);
-    kernels::linear_forward(A.gu.data(), DType::f32, A.n2.data(), P + o.gate_up_w,
-                            o.gate_up_b >= 0 ? P + o.gate_up_b : nullptr, R, h, 2 * I, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_forward(A.gu.data(), DType::f32, A.n2.data(), P + o.gate_up_w,
+                              o.gate_up_b >= 0 ? P + o.gate_up_b : nullptr, R, h, 2 * I, DType::f32);
+    }
     A.m.resize(R * I);
-    kernels::geglu_forward(A.m.data(), A.gu.data(), R, I, c_.act);
+    {
+      Timed timed(times_, &DecoderStepTimes::activation);
+      kernels::geglu_forward(A.m.data(), A.gu.data(), R, I, c_.act);
+    }
     A.f.resize(R * h);
-    kernels::linear_forward(A.f.data(), DType::f32, A.m.data(), P + o.down_w,
-                            o.down_b >= 0 ? P + o.down_b : nullptr, R, I, h, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_forward(A.f.data(), DType::f32, A.m.data(), P + o.down_w,
+                              o.down_b >= 0 ? P + o.down_b : nullptr, R, I, h, DType::f32);
+    }
     x = A.x_mid;
     if (c_.sandwich_norms) {
       std::vector<float> fn(R * h);
       A.rstd_pf.resize(R);
-      kernels::rmsnorm_forward(fn.data(), nullptr, A.rstd_pf.data(), A.f.data(), P + o.norm_post_ff, R, h,
-                               norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_forward(fn.data(), nullptr, A.rstd_pf.data(), A.f.data(), P + o.norm_post_ff, R, h,
+                                 norm);
+      }
       add_into(x.data(), fn.data(), R * h);
     } else {
       add_into(x.data(), A.f.data(), R * h);
@@ -176,8 +236,11 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
   x_final = x;
   hidden.resize(R * h);
   final_rstd.resize(R);
-  kernels::rmsnorm_forward(hidden.data(), nullptr, final_rstd.data(), x.data(), P + layout_.final_norm, R, h,
-                           norm);
+  {
+    Timed timed(times_, &DecoderStepTimes::norms);
+    kernels::rmsnorm_forward(hidden.data(), nullptr, final_rstd.data(), x.data(), P + layout_.final_norm, R,
+                             h, norm);
+  }
 }
 
 void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& acts,
@@ -189,8 +252,11 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
   float* G = grads_.data();
   const RmsNormSpec norm{static_cast<float>(c_.norm_eps), c_.norm == DecoderNorm::rms_unit_offset};
   std::vector<float> dx(R * h, 0.0f);  // gradient of the residual stream
-  kernels::rmsnorm_backward(dx.data(), G + layout_.final_norm, dhidden.data(), x_final.data(),
-                            P + layout_.final_norm, final_rstd.data(), R, h, norm);
+  {
+    Timed timed(times_, &DecoderStepTimes::norms);
+    kernels::rmsnorm_backward(dx.data(), G + layout_.final_norm, dhidden.data(), x_final.data(),
+                              P + layout_.final_norm, final_rstd.data(), R, h, norm);
+  }
   std::vector<float> tmp(R * h), dm(R * I), dgu(R * 2 * I), dn(R * h), dctx(R * H * d), dq(R * H * d),
       dk(R * KV * d), dv(R * KV * d), dqkv(R * QKV);
   for (int64_t li = c_.num_layers - 1; li >= 0; --li) {
@@ -200,31 +266,52 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
     const float* df = dx.data();
     if (c_.sandwich_norms) {
       std::fill(tmp.begin(), tmp.end(), 0.0f);
-      kernels::rmsnorm_backward(tmp.data(), G + o.norm_post_ff, dx.data(), A.f.data(), P + o.norm_post_ff,
-                                A.rstd_pf.data(), R, h, norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_backward(tmp.data(), G + o.norm_post_ff, dx.data(), A.f.data(), P + o.norm_post_ff,
+                                  A.rstd_pf.data(), R, h, norm);
+      }
       df = tmp.data();
     }
     std::fill(dm.begin(), dm.end(), 0.0f);
-    kernels::linear_backward(dm.data(), G + o.down_w, o.down_b >= 0 ? G + o.down_b : nullptr, df, df,
-                             A.m.data(), P + o.down_w, R, I, h, DType::f32);
-    kernels::geglu_backward(dgu.data(), dm.data(), A.gu.data(), R, I, c_.act);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_backward(dm.data(), G + o.down_w, o.down_b >= 0 ? G + o.down_b : nullptr, df, df,
+                               A.m.data(), P + o.down_w, R, I, h, DType::f32);
+    }
+    {
+      Timed timed(times_, &DecoderStepTimes::activation);
+      kernels::geglu_backward(dgu.data(), dm.data(), A.gu.data(), R, I, c_.act);
+    }
     std::fill(dn.begin(), dn.end(), 0.0f);
-    kernels::linear_backward(dn.data(), G + o.gate_up_w, o.gate_up_b >= 0 ? G + o.gate_up_b : nullptr,
-                             dgu.data(), dgu.data(), A.n2.data(), P + o.gate_up_w, R, h, 2 * I, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_backward(dn.data(), G + o.gate_up_w, o.gate_up_b >= 0 ? G + o.gate_up_b : nullptr,
+                               dgu.data(), dgu.data(), A.n2.data(), P + o.gate_up_w, R, h, 2 * I, DType::f32);
+    }
     const int64_t mlp_norm = c_.sandwich_norms ? o.norm_pre_ff : o.norm_post_attn;
-    kernels::rmsnorm_backward(dx.data(), G + mlp_norm, dn.data(), A.x_mid.data(), P + mlp_norm,
-                              A.rstd2.data(), R, h, norm);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_backward(dx.data(), G + mlp_norm, dn.data(), A.x_mid.data(), P + mlp_norm,
+                                A.rstd2.data(), R, h, norm);
+    }
     // Attention branch: x_mid = x_in + [post_attn_norm](o_proj(attention(rope(norm(q)), rope(norm(k)), v)))
     const float* da = dx.data();
     if (c_.sandwich_norms) {
       std::fill(tmp.begin(), tmp.end(), 0.0f);
-      kernels::rmsnorm_backward(tmp.data(), G + o.norm_post_attn, dx.data(), A.a.data(), P + o.norm_post_attn,
-                                A.rstd_pa.data(), R, h, norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_backward(tmp.data(), G + o.norm_post_attn, dx.data(), A.a.data(),
+                                  P + o.norm_post_attn, A.rstd_pa.data(), R, h, norm);
+      }
       da = tmp.data();
     }
     std::fill(dctx.begin(), dctx.end(), 0.0f);
-    kernels::linear_backward(dctx.data(), G + o.o_w, o.o_b >= 0 ? G + o.o_b : nullptr, da, da, A.ctx.data(),
-                             P + o.o_w, R, H * d, h, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_backward(dctx.data(), G + o.o_w, o.o_b >= 0 ? G + o.o_b : nullptr, da, da, A.ctx.data(),
+                               P + o.o_w, R, H * d, h, DType::f32);
+    }
     const DecoderLayerSpec& spec = c_.layers[li];
     kernels::CausalAttentionDims ad;
     ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
@@ -240,18 +327,33 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
     std::fill(dq.begin(), dq.end(), 0.0f);
     std::fill(dk.begin(), dk.end(), 0.0f);
     std::fill(dv.begin(), dv.end(), 0.0f);
-    kernels::causal_attention_backward(dq.data(), dk.data(), dv.data(), dctx.data(), A.q.data(), A.k.data(),
-                                       v.data(), A.ctx.data(), A.lse.data(), b.seq_start.data(),
-                                       b.seq_len.data(), ad, DType::f32);
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::causal_attention_backward(dq.data(), dk.data(), dv.data(), dctx.data(), A.q.data(), A.k.data(),
+                                         v.data(), A.ctx.data(), A.lse.data(), b.seq_start.data(),
+                                         b.seq_len.data(), ad, DType::f32);
+    }
     const kernels::RotaryTable& rope = rope_[spec.rope];
-    kernels::rotary_backward(dq.data(), b.position_ids, R, H, H * d, rope);
-    kernels::rotary_backward(dk.data(), b.position_ids, R, KV, KV * d, rope);
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::rotary_backward(dq.data(), b.position_ids, R, H, H * d, rope);
+    }
+    {
+      Timed timed(times_, &DecoderStepTimes::attention);
+      kernels::rotary_backward(dk.data(), b.position_ids, R, KV, KV * d, rope);
+    }
     if (c_.qk_norm) {
       std::vector<float> dq_raw(R * H * d, 0.0f), dk_raw(R * KV * d, 0.0f);
-      kernels::rmsnorm_backward(dq_raw.data(), G + o.q_norm, dq.data(), A.q_raw.data(), P + o.q_norm,
-                                A.rstd_q.data(), R * H, d, norm);
-      kernels::rmsnorm_backward(dk_raw.data(), G + o.k_norm, dk.data(), A.k_raw.data(), P + o.k_norm,
-                                A.rstd_k.data(), R * KV, d, norm);
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_backward(dq_raw.data(), G + o.q_norm, dq.data(), A.q_raw.data(), P + o.q_norm,
+                                  A.rstd_q.data(), R * H, d, norm);
+      }
+      {
+        Timed timed(times_, &DecoderStepTimes::norms);
+        kernels::rmsnorm_backward(dk_raw.data(), G + o.k_norm, dk.data(), A.k_raw.data(), P + o.k_norm,
+                                  A.rstd_k.data(), R * KV, d, norm);
+      }
       dq.swap(dq_raw);
       dk.swap(dk_raw);
     }
@@ -259,10 +361,16 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
     put_cols(dqkv.data(), dk.data(), R, QKV, H * d, KV * d);
     put_cols(dqkv.data(), dv.data(), R, QKV, (H + KV) * d, KV * d);
     std::fill(dn.begin(), dn.end(), 0.0f);
-    kernels::linear_backward(dn.data(), G + o.qkv_w, o.qkv_b >= 0 ? G + o.qkv_b : nullptr, dqkv.data(),
-                             dqkv.data(), A.n1.data(), P + o.qkv_w, R, h, QKV, DType::f32);
-    kernels::rmsnorm_backward(dx.data(), G + o.norm_in, dn.data(), A.x_in.data(), P + o.norm_in,
-                              A.rstd1.data(), R, h, norm);
+    {
+      Timed timed(times_, &DecoderStepTimes::projections);
+      kernels::linear_backward(dn.data(), G + o.qkv_w, o.qkv_b >= 0 ? G + o.qkv_b : nullptr, dqkv.data(),
+                               dqkv.data(), A.n1.data(), P + o.qkv_w, R, h, QKV, DType::f32);
+    }
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_backward(dx.data(), G + o.norm_in, dn.data(), A.x_in.data(), P + o.norm_in,
+                                A.rstd1.data(), R, h, norm);
+    }
   }
   if (c_.embed_scale != 0.0f)
     for (float& g : dx) g *= c_.embed_scale;
@@ -293,8 +401,10 @@ kernels::LmHeadLossSums DecoderModel::step(const DecoderBatch& b, float grad_sca
   std::vector<int32_t> arg(n);
   float* dhead =
       backward ? grads_.data() + (layout_.lm_head >= 0 ? layout_.lm_head : layout_.embed) : nullptr;
+  std::optional<Timed> loss_time(std::in_place, times_, &DecoderStepTimes::lm_head_loss);
   const kernels::LmHeadLossSums sums = kernels::lm_head_loss(
       ht.data(), head_weight(), tgt.data(), spec, backward ? dht.data() : nullptr, dhead, arg.data());
+  loss_time.reset();
   if (argmax) {
     std::fill(argmax, argmax + b.rows, -1);
     for (int64_t i = 0; i < n; ++i) argmax[rows[i]] = arg[i];
@@ -311,8 +421,11 @@ void DecoderModel::logits(const DecoderBatch& b, float* out) {
   std::vector<LayerActs> acts;
   std::vector<float> hidden, final_rstd, x_final;
   forward_body(b, acts, hidden, final_rstd, x_final);
-  kernels::linear_forward(out, DType::f32, hidden.data(), head_weight(), nullptr, b.rows, c_.hidden_size,
-                          c_.vocab_size, DType::f32);
+  {
+    Timed timed(times_, &DecoderStepTimes::projections);
+    kernels::linear_forward(out, DType::f32, hidden.data(), head_weight(), nullptr, b.rows, c_.hidden_size,
+                            c_.vocab_size, DType::f32);
+  }
 }
 
 }  // namespace ct::model

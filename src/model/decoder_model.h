@@ -30,6 +30,11 @@ struct DecoderBatch {
 std::vector<int32_t> shift_labels(const int32_t* labels, const std::vector<int64_t>& seq_start,
                                   const std::vector<int64_t>& seq_len, int64_t rows);
 
+// Seconds a step spent by kind of work, for the benchmark's breakdown (DecoderModel::set_timers).
+struct DecoderStepTimes {
+  double projections = 0, attention = 0, norms = 0, activation = 0, lm_head_loss = 0;
+};
+
 class DecoderModel {
  public:
   // `max_positions`: the RoPE tables' length (the longest position the batches will use).
@@ -48,6 +53,8 @@ class DecoderModel {
                                int32_t* argmax = nullptr);
   // Logits of every row, [rows, V] (tests and generation).
   void logits(const DecoderBatch& b, float* out);
+  // Where the following steps' time goes is added to `t` (null: not measured).
+  void set_timers(DecoderStepTimes* t) { times_ = t; }
 
  private:
   struct LayerActs;
@@ -61,6 +68,7 @@ class DecoderModel {
   DecoderLayout layout_;
   std::vector<float> params_, grads_;
   std::vector<kernels::RotaryTable> rope_;  // per DecoderConfig::ropes
+  DecoderStepTimes* times_ = nullptr;
 };
 
 }  // namespace ct::model
