@@ -97,6 +97,7 @@ int run_bench_decoder_step(int argc, char** argv) {
   std::string name = "smollm2-135m", config_path;
   int64_t block = 1024, batch = 1, doc = 0, layers = 0;
   int steps = 2, warmup = 1;
+  bool checkpointing = false;
   app.add_option("--preset", name, "smollm2-135m, qwen2.5-0.5b, qwen3-0.6b or gemma3-270m");
   app.add_option("--config", config_path, "a config.json instead of a preset");
   app.add_option("--block_size", block, "tokens per row")->transform(ct::app::kPositiveSize);
@@ -106,6 +107,7 @@ int run_bench_decoder_step(int argc, char** argv) {
   app.add_option("--layers", layers, "override the layer count (0: the model's)")
       ->check(ct::app::kNonNegative);
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_flag("--gradient_checkpointing", checkpointing, "recompute each layer in backward");
   app.add_option("--warmup", warmup, "untimed steps first")->check(ct::app::kNonNegative);
   try {
     app.parse(argc, argv);
@@ -119,6 +121,7 @@ int run_bench_decoder_step(int argc, char** argv) {
       ct::model::decoder_config_from_json(cj, config_path.empty() ? name : config_path);
   ct::model::DecoderModel m(c, block);
   ct::model::init_decoder_weights(m, 1);
+  m.set_gradient_checkpointing(checkpointing);
   const int64_t rows = block * batch, d = doc > 0 ? std::min(doc, block) : block;
   std::vector<int32_t> ids(rows), pos(rows), targets(rows);
   ct::Generator g(7);

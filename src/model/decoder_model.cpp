@@ -86,11 +86,140 @@ const float* DecoderModel::head_weight() const {
   return params_.data() + (layout_.lm_head >= 0 ? layout_.lm_head : layout_.embed);
 }
 
+void DecoderModel::forward_layer(const DecoderBatch& b, int64_t li, std::vector<float>& x, LayerActs& A) {
+  const int64_t R = b.rows, h = c_.hidden_size, d = c_.head_dim, H = c_.num_heads, KV = c_.num_kv_heads;
+  const int64_t QKV = (H + 2 * KV) * d, I = c_.intermediate_size;
+  const float* P = params_.data();
+  const RmsNormSpec norm{static_cast<float>(c_.norm_eps), c_.norm == DecoderNorm::rms_unit_offset};
+  const DecoderLayerOffsets& o = layout_.layers[li];
+  A.x_in = x;
+  A.n1.resize(R * h);
+  A.rstd1.resize(R);
+  {
+    Timed timed(times_, &DecoderStepTimes::norms);
+    kernels::rmsnorm_forward(A.n1.data(), nullptr, A.rstd1.data(), x.data(), P + o.norm_in, R, h, norm);
+  }
+  A.qkv.resize(R * QKV);
+  {
+    Timed timed(times_, &DecoderStepTimes::projections);
+    kernels::linear_forward(A.qkv.data(), DType::f32, A.n1.data(), P + o.qkv_w,
+                            o.qkv_b >= 0 ? P + o.qkv_b : nullptr, R, h, QKV, DType::f32);
+  }
+  A.q.resize(R * H * d);
+  A.k.resize(R * KV * d);
+  if (c_.qk_norm) {
+    A.q_raw.resize(R * H * d);
+    A.k_raw.resize(R * KV * d);
+    copy_cols(A.q_raw.data(), A.qkv.data(), R, QKV, 0, H * d);
+    copy_cols(A.k_raw.data(), A.qkv.data(), R, QKV, H * d, KV * d);
+    A.rstd_q.resize(R * H);
+    A.rstd_k.resize(R * KV);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(A.q.data(), nullptr, A.rstd_q.data(), A.q_raw.data(), P + o.q_norm, R * H, d,
+                               norm);
+    }
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(A.k.data(), nullptr, A.rstd_k.data(), A.k_raw.data(), P + o.k_norm, R * KV, d,
+                               norm);
+    }
+  } else {
+    copy_cols(A.q.data(), A.qkv.data(), R, QKV, 0, H * d);
+    copy_cols(A.k.data(), A.qkv.data(), R, QKV, H * d, KV * d);
+  }
+  const DecoderLayerSpec& spec = c_.layers[li];
+  const kernels::RotaryTable& rope = rope_[spec.rope];
+  {
+    Timed timed(times_, &DecoderStepTimes::attention);
+    kernels::rotary_forward(A.q.data(), b.position_ids, R, H, H * d, rope);
+  }
+  {
+    Timed timed(times_, &DecoderStepTimes::attention);
+    kernels::rotary_forward(A.k.data(), b.position_ids, R, KV, KV * d, rope);
+  }
+  kernels::CausalAttentionDims ad;
+  ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
+  ad.NH = H;
+  ad.NKV = KV;
+  ad.HS = d;
+  ad.ld_q = H * d;
+  ad.ld_kv = KV * d;
+  ad.window = spec.window;
+  ad.scale = c_.score_scale;
+  // v is read straight from the projection rows: its own stride, so attention gets a dense copy.
+  std::vector<float> v(R * KV * d);
+  copy_cols(v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
+  A.ctx.assign(R * H * d, 0.0f);
+  A.lse.assign(R * H, 0.0f);
+  {
+    Timed timed(times_, &DecoderStepTimes::attention);
+    kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), v.data(),
+                                      b.seq_start.data(), b.seq_len.data(), ad, DType::f32);
+  }
+  A.a.resize(R * h);
+  {
+    Timed timed(times_, &DecoderStepTimes::projections);
+    kernels::linear_forward(A.a.data(), DType::f32, A.ctx.data(), P + o.o_w, o.o_b >= 0 ? P + o.o_b : nullptr,
+                            R, H * d, h, DType::f32);
+  }
+  A.x_mid = x;
+  const float* mlp_in_norm = P + o.norm_post_attn;
+  if (c_.sandwich_norms) {
+    std::vector<float> an(R * h);
+    A.rstd_pa.resize(R);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(an.data(), nullptr, A.rstd_pa.data(), A.a.data(), P + o.norm_post_attn, R, h,
+                               norm);
+    }
+    add_into(A.x_mid.data(), an.data(), R * h);
+    mlp_in_norm = P + o.norm_pre_ff;
+  } else {
+    add_into(A.x_mid.data(), A.a.data(), R * h);
+  }
+  A.n2.resize(R * h);
+  A.rstd2.resize(R);
+  {
+    Timed timed(times_, &DecoderStepTimes::norms);
+    kernels::rmsnorm_forward(A.n2.data(), nullptr, A.rstd2.data(), A.x_mid.data(), mlp_in_norm, R, h, norm);
+  }
+  A.gu.resize(R * 2 * I);
+  {
+    Timed timed(times_, &DecoderStepTimes::projections);
+    kernels::linear_forward(A.gu.data(), DType::f32, A.n2.data(), P + o.gate_up_w,
+                            o.gate_up_b >= 0 ? P + o.gate_up_b : nullptr, R, h, 2 * I, DType::f32);
+  }
+  A.m.resize(R * I);
+  {
+    Timed timed(times_, &DecoderStepTimes::activation);
+    kernels::geglu_forward(A.m.data(), A.gu.data(), R, I, c_.act);
+  }
+  A.f.resize(R * h);
+  {
+    Timed timed(times_, &DecoderStepTimes::projections);
+    kernels::linear_forward(A.f.data(), DType::f32, A.m.data(), P + o.down_w,
+                            o.down_b >= 0 ? P + o.down_b : nullptr, R, I, h, DType::f32);
+  }
+  x = A.x_mid;
+  if (c_.sandwich_norms) {
+    std::vector<float> fn(R * h);
+    A.rstd_pf.resize(R);
+    {
+      Timed timed(times_, &DecoderStepTimes::norms);
+      kernels::rmsnorm_forward(fn.data(), nullptr, A.rstd_pf.data(), A.f.data(), P + o.norm_post_ff, R, h,
+                               norm);
+    }
+    add_into(x.data(), fn.data(), R * h);
+  } else {
+    add_into(x.data(), A.f.data(), R * h);
+  }
+}
+
 void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& acts,
                                 std::vector<float>& hidden, std::vector<float>& final_rstd,
                                 std::vector<float>& x_final) {
-  const int64_t R = b.rows, h = c_.hidden_size, d = c_.head_dim, H = c_.num_heads, KV = c_.num_kv_heads;
-  const int64_t QKV = (H + 2 * KV) * d, I = c_.intermediate_size, V = c_.vocab_size;
+  const int64_t R = b.rows, h = c_.hidden_size, V = c_.vocab_size;
   CT_CHECK(b.seq_start.size() == b.seq_len.size(), "decoder batch: ", b.seq_start.size(), " starts for ",
            b.seq_len.size(), " lengths");
   for (size_t s = 0; s < b.seq_start.size(); ++s)
@@ -106,131 +235,14 @@ void DecoderModel::forward_body(const DecoderBatch& b, std::vector<LayerActs>& a
     const float* e = P + layout_.embed + static_cast<int64_t>(b.input_ids[r]) * h;
     for (int64_t j = 0; j < h; ++j) x[r * h + j] = c_.embed_scale != 0.0f ? e[j] * c_.embed_scale : e[j];
   }
-  acts.resize(c_.num_layers);
+  acts.assign(c_.num_layers, LayerActs{});
   for (int64_t li = 0; li < c_.num_layers; ++li) {
-    const DecoderLayerOffsets& o = layout_.layers[li];
-    LayerActs& A = acts[li];
-    A.x_in = x;
-    A.n1.resize(R * h);
-    A.rstd1.resize(R);
-    {
-      Timed timed(times_, &DecoderStepTimes::norms);
-      kernels::rmsnorm_forward(A.n1.data(), nullptr, A.rstd1.data(), x.data(), P + o.norm_in, R, h, norm);
-    }
-    A.qkv.resize(R * QKV);
-    {
-      Timed timed(times_, &DecoderStepTimes::projections);
-      kernels::linear_forward(A.qkv.data(), DType::f32, A.n1.data(), P + o.qkv_w,
-                              o.qkv_b >= 0 ? P + o.qkv_b : nullptr, R, h, QKV, DType::f32);
-    }
-    A.q.resize(R * H * d);
-    A.k.resize(R * KV * d);
-    if (c_.qk_norm) {
-      A.q_raw.resize(R * H * d);
-      A.k_raw.resize(R * KV * d);
-      copy_cols(A.q_raw.data(), A.qkv.data(), R, QKV, 0, H * d);
-      copy_cols(A.k_raw.data(), A.qkv.data(), R, QKV, H * d, KV * d);
-      A.rstd_q.resize(R * H);
-      A.rstd_k.resize(R * KV);
-      {
-        Timed timed(times_, &DecoderStepTimes::norms);
-        kernels::rmsnorm_forward(A.q.data(), nullptr, A.rstd_q.data(), A.q_raw.data(), P + o.q_norm, R * H, d,
-                                 norm);
-      }
-      {
-        Timed timed(times_, &DecoderStepTimes::norms);
-        kernels::rmsnorm_forward(A.k.data(), nullptr, A.rstd_k.data(), A.k_raw.data(), P + o.k_norm, R * KV,
-                                 d, norm);
-      }
-    } else {
-      copy_cols(A.q.data(), A.qkv.data(), R, QKV, 0, H * d);
-      copy_cols(A.k.data(), A.qkv.data(), R, QKV, H * d, KV * d);
-    }
-    const DecoderLayerSpec& spec = c_.layers[li];
-    const kernels::RotaryTable& rope = rope_[spec.rope];
-    {
-      Timed timed(times_, &DecoderStepTimes::attention);
-      kernels::rotary_forward(A.q.data(), b.position_ids, R, H, H * d, rope);
-    }
-    {
-      Timed timed(times_, &DecoderStepTimes::attention);
-      kernels::rotary_forward(A.k.data(), b.position_ids, R, KV, KV * d, rope);
-    }
-    kernels::CausalAttentionDims ad;
-    ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
-    ad.NH = H;
-    ad.NKV = KV;
-    ad.HS = d;
-    ad.ld_q = H * d;
-    ad.ld_kv = KV * d;
-    ad.window = spec.window;
-    ad.scale = c_.score_scale;
-    // v is read straight from the projection rows: its own stride, so attention gets a dense copy.
-    std::vector<float> v(R * KV * d);
-    copy_cols(v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
-    A.ctx.assign(R * H * d, 0.0f);
-    A.lse.assign(R * H, 0.0f);
-    {
-      Timed timed(times_, &DecoderStepTimes::attention);
-      kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), v.data(),
-                                        b.seq_start.data(), b.seq_len.data(), ad, DType::f32);
-    }
-    A.a.resize(R * h);
-    {
-      Timed timed(times_, &DecoderStepTimes::projections);
-      kernels::linear_forward(A.a.data(), DType::f32, A.ctx.data(), P + o.o_w,
-                              o.o_b >= 0 ? P + o.o_b : nullptr, R, H * d, h, DType::f32);
-    }
-    A.x_mid = x;
-    const float* mlp_in_norm = P + o.norm_post_attn;
-    if (c_.sandwich_norms) {
-      std::vector<float> an(R * h);
-      A.rstd_pa.resize(R);
-      {
-        Timed timed(times_, &DecoderStepTimes::norms);
-        kernels::rmsnorm_forward(an.data(), nullptr, A.rstd_pa.data(), A.a.data(), P + o.norm_post_attn, R, h,
-                                 norm);
-      }
-      add_into(A.x_mid.data(), an.data(), R * h);
-      mlp_in_norm = P + o.norm_pre_ff;
-    } else {
-      add_into(A.x_mid.data(), A.a.data(), R * h);
-    }
-    A.n2.resize(R * h);
-    A.rstd2.resize(R);
-    {
-      Timed timed(times_, &DecoderStepTimes::norms);
-      kernels::rmsnorm_forward(A.n2.data(), nullptr, A.rstd2.data(), A.x_mid.data(), mlp_in_norm, R, h, norm);
-    }
-    A.gu.resize(R * 2 * I);
-    {
-      Timed timed(times_, &DecoderStepTimes::projections);
-      kernels::linear_forward(A.gu.data(), DType::f32, A.n2.data(), P + o.gate_up_w,
-                              o.gate_up_b >= 0 ? P + o.gate_up_b : nullptr, R, h, 2 * I, DType::f32);
-    }
-    A.m.resize(R * I);
-    {
-      Timed timed(times_, &DecoderStepTimes::activation);
-      kernels::geglu_forward(A.m.data(), A.gu.data(), R, I, c_.act);
-    }
-    A.f.resize(R * h);
-    {
-      Timed timed(times_, &DecoderStepTimes::projections);
-      kernels::linear_forward(A.f.data(), DType::f32, A.m.data(), P + o.down_w,
-                              o.down_b >= 0 ? P + o.down_b : nullptr, R, I, h, DType::f32);
-    }
-    x = A.x_mid;
-    if (c_.sandwich_norms) {
-      std::vector<float> fn(R * h);
-      A.rstd_pf.resize(R);
-      {
-        Timed timed(times_, &DecoderStepTimes::norms);
-        kernels::rmsnorm_forward(fn.data(), nullptr, A.rstd_pf.data(), A.f.data(), P + o.norm_post_ff, R, h,
-                                 norm);
-      }
-      add_into(x.data(), fn.data(), R * h);
-    } else {
-      add_into(x.data(), A.f.data(), R * h);
+    forward_layer(b, li, x, acts[li]);
+    // Checkpointing keeps only each layer's input; backward runs the layer again from it.
+    if (checkpointing_) {
+      std::vector<float> x_in = std::move(acts[li].x_in);
+      acts[li] = LayerActs{};
+      acts[li].x_in = std::move(x_in);
     }
   }
   x_final = x;
@@ -262,6 +274,10 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
   for (int64_t li = c_.num_layers - 1; li >= 0; --li) {
     const DecoderLayerOffsets& o = layout_.layers[li];
     LayerActs& A = acts[li];
+    if (checkpointing_) {
+      std::vector<float> x = A.x_in;
+      forward_layer(b, li, x, A);
+    }
     // MLP branch: x_out = x_mid + [post_ff_norm](down(act(gate) * up)(norm2(x_mid)))
     const float* df = dx.data();
     if (c_.sandwich_norms) {
@@ -371,6 +387,7 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
       kernels::rmsnorm_backward(dx.data(), G + o.norm_in, dn.data(), A.x_in.data(), P + o.norm_in,
                                 A.rstd1.data(), R, h, norm);
     }
+    A = LayerActs{};  // done with this layer: its memory goes before the next one's recomputation
   }
   if (c_.embed_scale != 0.0f)
     for (float& g : dx) g *= c_.embed_scale;

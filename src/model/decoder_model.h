@@ -53,11 +53,16 @@ class DecoderModel {
                                int32_t* argmax = nullptr);
   // Logits of every row, [rows, V] (tests and generation).
   void logits(const DecoderBatch& b, float* out);
+  // --gradient_checkpointing: forward keeps only each layer's input and backward recomputes the layer from
+  // it (the same arithmetic, so the same bits), holding one layer's activations at a time.
+  void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
   // Where the following steps' time goes is added to `t` (null: not measured).
   void set_timers(DecoderStepTimes* t) { times_ = t; }
 
  private:
   struct LayerActs;
+  // One layer: x (the residual stream) in and out; A what its backward reads.
+  void forward_layer(const DecoderBatch& b, int64_t li, std::vector<float>& x, LayerActs& A);
   void forward_body(const DecoderBatch& b, std::vector<LayerActs>& acts, std::vector<float>& hidden,
                     std::vector<float>& final_rstd, std::vector<float>& x_final);
   void backward_body(const DecoderBatch& b, std::vector<LayerActs>& acts, std::vector<float>& dhidden,
@@ -69,6 +74,7 @@ class DecoderModel {
   std::vector<float> params_, grads_;
   std::vector<kernels::RotaryTable> rope_;  // per DecoderConfig::ropes
   DecoderStepTimes* times_ = nullptr;
+  bool checkpointing_ = false;
 };
 
 }  // namespace ct::model
