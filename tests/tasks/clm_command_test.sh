@@ -59,7 +59,7 @@ PYEOF
 # ---- the saved folder as a model: 2 ranks x 4 = 1 rank x 8
 FT=(--model_name_or_path "$TMP/s" --train_file "$DATA/train.txt" --validation_file "$DATA/validation.txt"
     --block_size 16 --max_train_samples 160 --max_eval_samples 32 --do_train --do_eval --max_steps 10
-    --learning_rate 1e-3 --save_strategy no --report_to none --seed 5)
+    --learning_rate 1e-3 --lr_scheduler_type constant --save_strategy no --report_to none --seed 5)
 run "$TMP/p1.log" "${FT[@]}" --per_device_train_batch_size 8 --output_dir "$TMP/p1" || fail "fine-tune 1 rank" "$TMP/p1.log"
 timeout -k 5 "$LIMIT" mpiexec -n 2 -genv OMP_NUM_THREADS=1 "$BIN" clm "${FT[@]}" --per_device_train_batch_size 4 \
   --output_dir "$TMP/p2" > "$TMP/p2.log" 2>&1 || fail "fine-tune 2 ranks" "$TMP/p2.log"
@@ -70,7 +70,8 @@ python3 -c "import sys; sys.exit(0 if abs($L1 - $L2) <= 1e-4 * abs($L1) else 1)"
 L0=$(json "$TMP/s/eval_results.json" '["eval_loss"]')
 [ "$L1" != "$L0" ] || fail "fine-tuning did not change the model"
 
-# ---- resume: checkpoint-5 of a 10-step run ends at the straight run's eval_loss
+# ---- resume: checkpoint-5 of a 5-step run, trained on to step 10, ends at the straight run's eval_loss (a
+# constant learning rate, so the schedule of the first 5 steps does not depend on max_steps)
 run "$TMP/c.log" "${FT[@]}" --per_device_train_batch_size 8 --save_strategy steps --save_steps 5 --max_steps 5 \
   --output_dir "$TMP/c" || fail "to checkpoint-5" "$TMP/c.log"
 [ -f "$TMP/c/checkpoint-5/generation_config.json" ] || fail "checkpoint-5 has no generation_config.json" "$TMP/c.log"
