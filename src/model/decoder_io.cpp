@@ -33,9 +33,13 @@ LoadReport load_decoder_weights(DecoderModel& m, const std::string& weights) {
   return r;
 }
 
+std::string decoder_config_text(const DecoderConfig& c) {
+  return decoder_config_to_json(c).dump(2) + "\n";
+}
+
 void save_decoder(const DecoderModel& m, const std::string& dir) {
   std::filesystem::create_directories(dir);
-  fs::write_file_atomic(dir + "/config.json", decoder_config_to_json(m.config()).dump(2) + "\n");
+  fs::write_file_atomic(dir + "/config.json", decoder_config_text(m.config()));
   save_hf_weights(dir + "/model.safetensors", m.layout().params, m.params().data());
 }
 

@@ -21,6 +21,9 @@ void init_decoder_weights(DecoderModel& m, uint64_t seed);
 // anyway, rotary buffers) are skipped and listed in the report.
 LoadReport load_decoder_weights(DecoderModel& m, const std::string& weights);
 
+// config.json's text as save_pretrained writes it (decoder_config_to_json, indented).
+std::string decoder_config_text(const DecoderConfig& c);
+
 // config.json and model.safetensors into `dir` (created), each atomically.
 void save_decoder(const DecoderModel& m, const std::string& dir);
 

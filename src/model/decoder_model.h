@@ -45,6 +45,7 @@ class DecoderModel {
   std::vector<float>& params() { return params_; }
   const std::vector<float>& params() const { return params_; }
   std::vector<float>& grads() { return grads_; }
+  const std::vector<float>& grads() const { return grads_; }
 
   // Forward over the batch and the loss sums at its target rows; with `backward`, the gradients of
   // grad_scale * (sum of the rows' nll) ADDED into grads(). argmax (optional, [rows]): each target row's

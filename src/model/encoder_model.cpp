@@ -20,6 +20,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 #include "kernels/normal_init.h"
+#include "model/flops.h"
 #include "model/head.h"
 #include "model/model_ops.h"
 #include "model/modernbert.h"
@@ -853,6 +854,25 @@ void EncoderModel::backward(const GradReadyFn& on_ready, float loss_scale, bool 
   note_word_grad(bf.ids.data(), N);
   if (roberta_positions) copy_f32(pos_pad, pos_row.data(), E);
   report(layout_.emb_begin, layout_.emb_ln_w);
+}
+
+}  // namespace ct::model
+
+namespace ct::model {
+
+double EncoderModel::forward_matmul_flops(std::span<const int64_t> lengths) const {
+  return model::forward_matmul_flops(config_, lengths);
+}
+
+double EncoderModel::flos_per_token() const {
+  int64_t emb = 0;
+  for (const auto& p : params())
+    if (p.name.find("embeddings.") != std::string::npos) emb += p.numel();
+  return 6.0 * static_cast<double>(num_params() - emb);
+}
+
+std::string EncoderModel::config_json() const {
+  return config_to_json(config_, layout_.head_kind);
 }
 
 }  // namespace ct::model

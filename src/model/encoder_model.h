@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,122 +29,76 @@
 #include "kernels/dropout.h"
 #include "kernels/row_flags.h"
 #include "model/config.h"
+#include "model/model.h"
 #include "model/param_info.h"
 #include "model/param_layout.h"
 
 namespace ct::model {
 
-enum class Precision { f32, bf16 };
-
-// What --bf16 runs here: bf16 where the CPU has AVX512-BF16 or AMX. Elsewhere f32, with one warning, since
-// bf16 arithmetic there runs on f32 units and only costs time; CORETRAIN_BF16_EMULATE=1 runs it anyway (to
-// get a bf16 run's numbers on any machine). f32 when bf16 is not requested.
-Precision resolve_precision(bool bf16_requested);
-
-// One batch of features, row-major [B, T]. Pointers are borrowed for the duration of forward/backward.
-//
-// Packed (seq_lens set): the B features are laid end to end with no padding, N = sum(seq_lens) tokens;
-// input_ids/token_type_ids (and per-token labels) are [N], attention_mask must be null, per-token logits come
-// out [N] in the same order, each feature attends over its own tokens, and a sequence head reads each
-// feature's first token. T is the padded length the batch replaces (every length <= T): dropout then draws
-// exactly the masks the padded batch [B, T] would, so real tokens get the padded computation's values
-// whenever pads cannot change them (HF's dynamic padding).
-struct Batch {
-  int64_t B = 0, T = 0;
-  const int32_t* seq_lens = nullptr;  // [B] optional: packed layout (see above)
-  const int32_t* input_ids = nullptr;
-  const int32_t* token_type_ids = nullptr;  // optional (zeros when null; DistilBERT: ignored)
-  const int32_t* attention_mask = nullptr;  // optional 0/1 (null: attend everywhere)
-  const int32_t* start_positions =
-      nullptr;  // span head: [B], optional; outside [0, T) means "ignored" as in HF
-  const int32_t* end_positions = nullptr;  // span head: [B], optional (both or neither)
-  // Other heads' labels, optional (no labels: logits only, NaN loss):
-  //   sequence classification: labels [B] (single label) or float_labels [B, num_labels] (regression,
-  //     multi-label); multiple choice: labels [B / num_choices];
-  //   token classification and masked LM: labels per token ([B, T] or [N] packed), -100 = ignored (masked LM:
-  //     the vocabulary projection runs only where a label is set).
-  const int32_t* labels = nullptr;
-  const float* float_labels = nullptr;
-  int64_t num_choices = 0;  // multiple choice: rows are examples x choices, B % num_choices == 0
-};
-
-struct StepOptions {
-  bool train = false;  // dropout on (and activations kept for backward either way)
-  uint64_t seed = 42;  // dropout key: (seed, step, site)
-  uint64_t step = 0;
-  // Optional [B] per-row dropout keys (replacing `step`): row b's masks are a function of (seed, row_keys[b],
-  // site) only, so a feature drops the same units whichever rank and batch row train it (data parallelism
-  // with any world size replays one trajectory).
-  std::vector<uint64_t> row_keys;
-  // false (inference, e.g. evaluation): each layer's activations overwrite the previous layer's, so memory
-  // holds one layer's worth instead of all of them (torch.no_grad()); backward() then refuses.
-  bool keep_activations = true;
-  // Compute every row of the last layer even when the head reads only some rows (Head::rows_read; the body
-  // otherwise skips the others): the two give the same results up to the order of sums; tests compare them.
-  bool every_row = false;
-};
-
-// Called once per parameter as its gradient becomes final during backward, in descending slab offset order:
-// (offset, count) of the parameter in the gradient slab.
-using GradReadyFn = std::function<void(int64_t offset, int64_t count)>;
-
 class Head;
 struct HeadPass;
 
-class EncoderModel {
+class EncoderModel : public Model {
  public:
   // grad_slab: caller-owned gradient storage of params().size() floats (e.g. shared memory for DDP) or null
   // to own one. Parameters start zeroed: call init_weights() or load weights into params_data(). Throws
   // when the family has no such head.
   EncoderModel(const ModelConfig& config, HeadKind head, Precision precision, float* grad_slab = nullptr);
-  virtual ~EncoderModel();
+  ~EncoderModel() override;
   EncoderModel(const EncoderModel&) = delete;
   EncoderModel& operator=(const EncoderModel&) = delete;
 
   const ModelConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
-  const std::vector<ParamInfo>& params() const { return layout_.params; }
-  int64_t num_params() const { return layout_.total; }
+  const std::vector<ParamInfo>& params() const override { return layout_.params; }
+  int64_t num_params() const override { return layout_.total; }
   HeadKind head_kind() const { return layout_.head_kind; }
-  Precision precision() const { return precision_; }
+  Precision precision() const override { return precision_; }
   // Changes the precision of the next forward (HF's --bf16_full_eval evaluates an f32-trained model in
   // bf16). Drops the last forward's activations.
-  void set_precision(Precision precision);
+  void set_precision(Precision precision) override;
   // True while only the embedding lookup writes the word embeddings' gradient (so it lives in the rows of
   // the step's tokens and DDP may reduce just those); false with a head tied to them (masked LM), whose
   // decoder writes every row.
-  bool word_embedding_grad_is_lookup_only() const { return layout_.head_kind != HeadKind::masked_lm; }
+  bool word_embedding_grad_is_lookup_only() const override {
+    return layout_.head_kind != HeadKind::masked_lm;
+  }
+  WordEmbeddingRows word_embedding() const override {
+    return {layout_.word_emb, config_.vocab_size, config_.embedding_width()};
+  }
 
   // Rows of the word embeddings' gradient that may be non-zero; every other row holds exactly +0. The
   // lookups of the backward passes since the last overwriting one add their tokens' rows (every row with a
   // tied decoder, and before the first backward); backward(accumulate=false) zeroes just these rows and
   // starts over. Whoever else writes that gradient adds the rows it wrote (DDP's average over the union of
   // the ranks' rows); a NaN clipping coefficient makes it every row.
-  RowSet& word_grad_rows() { return word_grad_rows_; }
+  RowSet& word_grad_rows() override { return word_grad_rows_; }
   // `rows` of the word embeddings as the norm, clipping and optimizer kernels take them (every row when
   // rows.all()).
-  kernels::RowFlags word_embedding_rows(const RowSet& rows) const;
+  kernels::RowFlags word_embedding_rows(const RowSet& rows) const override;
 
   // Writable access marks the weights changed (bf16 copies refresh on the next forward).
-  float* params_data();
-  const float* params_data() const { return params_; }
+  float* params_data() override;
+  const float* params_data() const override { return params_; }
   // Whoever writes word-embedding rows of the gradient through this pointer adds them to word_grad_rows().
   // The gradient slab (zeros) is allocated by the first backward or the first call here, so a model that
   // only runs forward (--do_eval / --do_predict alone) never holds one: 436 MB at BERT-base, 2.2 GB at
   // XLM-R large. The const form is nullptr until then.
-  float* grads_data();
-  const float* grads_data() const { return grads_; }
+  float* grads_data() override;
+  const float* grads_data() const override { return grads_; }
   // Call after writing through a pointer obtained earlier (e.g. after every optimizer step).
   // low_precision_written: the writer also wrote bf16 copies of every parameter into
   // low_precision_weights() (the optimizer does, in its own pass), so the next forward need not convert.
-  void mark_weights_changed(bool low_precision_written = false) { weights_dirty_ = !low_precision_written; }
+  void mark_weights_changed(bool low_precision_written = false) override {
+    weights_dirty_ = !low_precision_written;
+  }
   // bf16 copies of the parameters, laid out like the slab, that bf16 matmuls read; null in f32.
-  bf16* low_precision_weights() { return precision_ == Precision::bf16 ? weights_bf16_ : nullptr; }
+  bf16* low_precision_weights() override { return precision_ == Precision::bf16 ? weights_bf16_ : nullptr; }
   // Moves the model onto parameter storage it does not own (a node's shared memory, where the ranks of a
   // data-parallel run keep one copy: train/node_shard.h): `params` holds num_params() floats equal to this
   // model's parameters and, when the model runs in bf16, `weights_bf16` their bf16 copies (every element);
   // both outlive the model. The model's own storage is freed.
-  void use_external_weights(float* params, bf16* weights_bf16);
+  void use_external_weights(float* params, bf16* weights_bf16) override;
 
   // HF _init_weights from ct::Generator(seed): N(0, initializer_range) for Linear and Embedding weights
   // (padding rows zeroed), zero biases, LayerNorm weight 1 / bias 0. Same values for any thread count.
@@ -157,12 +112,19 @@ class EncoderModel {
   // in logits() (span: [N, 2] start/end pairs; sequence classification [B, num_labels]; token
   // classification [N, num_labels]; masked LM [masked tokens, vocab] in token order; multiple choice
   // [B / num_choices, num_choices]). Activations are kept for backward().
-  float forward(const Batch& batch, const StepOptions& options);
-  const std::vector<float>& logits() const;
+  float forward(const Batch& batch, const StepOptions& options) override;
+  const std::vector<float>& logits() const override;
 
   // Backward of the last forward's loss times loss_scale. accumulate=false overwrites the gradient slab,
   // true adds to it (gradient accumulation). on_ready fires per parameter as its gradient is final.
-  void backward(const GradReadyFn& on_ready = {}, float loss_scale = 1.0f, bool accumulate = false);
+  void backward(const GradReadyFn& on_ready = {}, float loss_scale = 1.0f, bool accumulate = false) override;
+
+  double forward_matmul_flops(std::span<const int64_t> lengths) const override;
+  // Parameters named *embeddings.* are the embeddings.
+  double flos_per_token() const override;
+  int64_t hidden_size() const override { return config_.hidden_size; }
+  int64_t intermediate_size() const override { return config_.intermediate_size; }
+  std::string config_json() const override;
 
   // Bytes held for activations and scratch at the current batch shape (for logs and the bench).
   int64_t activation_bytes() const;

@@ -19,8 +19,9 @@ namespace ct::tasks {
 struct ModelExtras {
   bool use_fast_tokenizer = true;        // glue, classification, mlm, swag (ner requires a fast one)
   bool ignore_mismatched_sizes = false;  // glue, classification, ner
-  std::string model_type;                // mlm: a fresh model of this type when training from scratch
-  std::string config_overrides;          // mlm: "n_embd=10,resid_pdrop=0.2" applied to the fresh config
+  std::string model_type;                // mlm, clm: a fresh model of this type when training from scratch
+  std::string config_overrides;          // mlm, clm: "n_embd=10,resid_pdrop=0.2" applied to the fresh config
+  std::string dtype;                     // clm: the parameters' dtype (--dtype / --torch_dtype); "" = None
 };
 
 template <class Data>
@@ -116,8 +117,10 @@ ScriptArguments<Data> parse_script_args(
   ScriptArguments<Data> probe;
   if (demo && parser_for(probe).parse(argv, nullptr) && probe.demo) {
     apply_demo_training_defaults(a.training, command);
-    a.data.max_seq_length = 64;  // the generated texts are short; every batch padded to its longest
-    a.data.pad_to_max_length = false;
+    if constexpr (requires { a.data.max_seq_length; }) {
+      a.data.max_seq_length = 64;  // the generated texts are short; every batch padded to its longest
+      a.data.pad_to_max_length = false;
+    }
     if (demo->defaults) demo->defaults(a);
   }
   train::ArgParser p = parser_for(a);

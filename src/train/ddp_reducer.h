@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "model/encoder_model.h"
+#include "model/model.h"
 #include "model/param_info.h"
 
 namespace ct::train {

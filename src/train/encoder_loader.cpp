@@ -167,7 +167,7 @@ std::unique_ptr<model::EncoderModel> build_shared_model(const ModelArguments& m,
   return model;
 }
 
-void broadcast_weights(model::EncoderModel& model, const DistContext& dist) {
+void broadcast_weights(model::Model& model, const DistContext& dist) {
   broadcast_floats(dist, model.params_data(), model.num_params());
   model.mark_weights_changed();
 }

@@ -70,6 +70,6 @@ std::unique_ptr<model::EncoderModel> build_shared_model(const ModelArguments& m,
                                                         const DistContext& dist);
 
 // DDP's start: every rank takes rank 0's weights. Collective.
-void broadcast_weights(model::EncoderModel& model, const DistContext& dist);
+void broadcast_weights(model::Model& model, const DistContext& dist);
 
 }  // namespace ct::train

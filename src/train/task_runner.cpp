@@ -13,7 +13,7 @@
 
 namespace ct::train {
 
-TaskRunner::TaskRunner(const TrainingArguments& t, model::EncoderModel& model,
+TaskRunner::TaskRunner(const TrainingArguments& t, model::Model& model,
                        Trainer::SaveTokenizerFn save_tokenizer, const DistContext& dist)
     : t_(t), model_(model), dist_(dist), trainer_(t, model, std::move(save_tokenizer), dist) {
   // --report_to tensorboard: HF's TensorBoardCallback, on world process zero only (train/tensorboard.h).
@@ -33,7 +33,7 @@ nlohmann::json TaskRunner::train(const TaskSplit& train, const TaskSplit* eval, 
                                  int64_t train_samples) {
   if (tb_) {  // on_train_begin
     tb_->add_text("args", training_args_to_json(t_).dump(2));
-    tb_->add_text("model_config", model::config_to_json(model_.config(), model_.head_kind()));
+    tb_->add_text("model_config", model_.config_json());
     tb_->flush();
   }
   auto m = trainer_.train(train, eval, resume);

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/encoder_model.h"
+#include "model/model.h"
 #include "train/dist_context.h"
 #include "train/model_card.h"
 #include "train/task_split.h"
@@ -33,7 +33,7 @@ struct RunResult {
 class TaskRunner {
  public:
   // `t` and `model` must outlive the runner.
-  TaskRunner(const TrainingArguments& t, model::EncoderModel& model, Trainer::SaveTokenizerFn save_tokenizer,
+  TaskRunner(const TrainingArguments& t, model::Model& model, Trainer::SaveTokenizerFn save_tokenizer,
              const DistContext& dist);
   ~TaskRunner();
 
@@ -72,7 +72,7 @@ class TaskRunner {
   void before_prediction();
 
   const TrainingArguments& t_;
-  model::EncoderModel& model_;
+  model::Model& model_;
   DistContext dist_;
   Trainer trainer_;
   std::unique_ptr<TensorBoardWriter> tb_;

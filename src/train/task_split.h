@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/encoder_model.h"
+#include "model/model.h"
 
 namespace ct::train {
 
@@ -62,7 +62,7 @@ class TaskSplit {
   virtual bool token_labels() const { return false; }
 
   // Evaluation. Each feature's predictions are prediction_width() floats; prediction_rows writes a collated
-  // batch's rows (batch order) from the logits of its forward (EncoderModel::logits()).
+  // batch's rows (batch order) from the logits of its forward (Model::logits()).
   virtual int64_t prediction_width() const = 0;
   virtual void prediction_rows(const CollatedBatch& batch, const std::vector<float>& logits,
                                float* rows) const = 0;

@@ -16,8 +16,6 @@
 #include "kernels/optimizer.h"
 #include "kernels/peak.h"
 #include "model/checkpoint.h"
-#include "model/config.h"
-#include "model/flops.h"
 #include "model/model_ops.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
@@ -63,20 +61,13 @@ std::vector<kernels::SlabRange> decay_ranges(const std::vector<model::ParamInfo>
   return out;
 }
 
-// HF's floating_point_ops: 6 * tokens * non-embedding parameters.
-double flos_per_token(const model::EncoderModel& m) {
-  int64_t emb = 0;
-  for (const auto& p : m.params())
-    if (p.name.find("embeddings.") != std::string::npos) emb += p.numel();
-  return 6.0 * static_cast<double>(m.num_params() - emb);
-}
-
 // The word-embedding rows of a resumed run that ever had a gradient, as far as AdamW can tell: those with a
 // moment entry that is not +0.0 (bits, so -0.0 counts). A row touched only by zero gradients is left out,
 // and the update AdamW gives it, decay alone, is what it would compute for it anyway.
-void mark_rows_with_moments(const model::EncoderModel& m, const std::vector<float>& exp_avg,
+void mark_rows_with_moments(const model::Model& m, const std::vector<float>& exp_avg,
                             const std::vector<float>& exp_avg_sq, RowSet& rows) {
-  const int64_t V = m.config().vocab_size, E = m.config().embedding_width(), off = m.layout().word_emb;
+  const model::WordEmbeddingRows w = m.word_embedding();
+  const int64_t V = w.rows, E = w.width, off = w.offset;
   auto nonzero = [](const float* p, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       uint32_t bits;
@@ -144,7 +135,7 @@ std::string describe_world_change(const std::string& checkpoint, int64_t global_
   return line;
 }
 
-Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, SaveTokenizerFn save_tokenizer,
+Trainer::Trainer(const TrainingArguments& args, model::Model& model, SaveTokenizerFn save_tokenizer,
                  DistContext dist)
     : args_(args), model_(model), save_tokenizer_(std::move(save_tokenizer)), dist_(std::move(dist)) {
   const char* dense = std::getenv("CORETRAIN_DENSE_WORD_GRAD");
@@ -155,9 +146,10 @@ Trainer::Trainer(const TrainingArguments& args, model::EncoderModel& model, Save
     // The word embeddings' gradient lives in the rows of the step's tokens: reduce only those. True while the
     // embedding lookup is its only writer (the model says); a head tied to these weights (an MLM decoder)
     // makes it dense, and then the whole table is reduced.
-    if (model_.word_embedding_grad_is_lookup_only())
-      o.sparse_rows = {model_.layout().word_emb, model_.config().vocab_size,
-                       model_.config().embedding_width()};
+    if (model_.word_embedding_grad_is_lookup_only()) {
+      const model::WordEmbeddingRows w = model_.word_embedding();
+      o.sparse_rows = {w.offset, w.rows, w.width};
+    }
     reducer_ = std::make_unique<DdpReducer>(*dist_.comm, model_.grads_data(), model_.params(), o);
   }
 }
@@ -198,7 +190,7 @@ void Trainer::optimizer_step(double lr, float grad_scale) {
 }
 
 void Trainer::allocate_node_state() {
-  if (sharded_ || !node_shard_wanted(dist_)) return;
+  if (sharded_ || !model_.can_use_external_weights() || !node_shard_wanted(dist_)) return;
   const bool bf16_copies = model_.low_precision_weights() != nullptr;
   if (!allocate_node_shard(dist_, model_.num_params(), bf16_copies, /*moments=*/args_.optim != "sgd", shard_))
     return;
@@ -290,7 +282,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
   exp_avg_.assign(private_moments ? static_cast<size_t>(n) : 0, 0.f);
   exp_avg_sq_.assign(private_moments ? static_cast<size_t>(n) : 0, 0.f);
   optimizer_steps_ = 0;
-  touched_rows_ = RowSet(model_.config().vocab_size, /*all=*/!sparse_word_grad_);
+  touched_rows_ = RowSet(model_.word_embedding().rows, /*all=*/!sparse_word_grad_);
 
   int64_t skip_batches = 0, first_epoch = 0;
   if (!resume_from.empty()) {
@@ -317,14 +309,14 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
 
   share_node_state();
 
-  const double flos_tok = flos_per_token(model_);
+  const double flos_tok = model_.flos_per_token();
   // MFU on real tokens: this rank's model FLOPs (3x forward, pads not counted) over the matmul peak measured
   // here, now, at the model's FFN shape in the run's precision (what `coretrain bench step` divides by).
   const DType peak_dt =
       kernels::peak_dtype(model_.precision() == model::Precision::bf16 ? DType::bf16 : DType::f32);
   const double peak_gflops = kernels::measure_matmul_gflops(
       peak_dt, std::min<int64_t>(1024, t.per_device_train_batch_size * train.max_seq_length()),
-      model_.config().intermediate_size, model_.config().hidden_size, 3);
+      model_.intermediate_size(), model_.hidden_size(), 3);
   // The gradient slab exists from the first backward on; made here, so that train_runtime (as HF's, whose
   // model is whole before the clock starts) does not count mapping and zeroing it.
   model_.grads_data();
@@ -384,7 +376,7 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
       const auto& lens = cb.real_lengths;
       for (int64_t len : lens) real_tokens += len;
       padded_tokens += cb.positions;  // a packed batch's T is only its rows' bound
-      model_flops += 3.0 * model::forward_matmul_flops(model_.config(), lens);
+      model_flops += 3.0 * model_.forward_matmul_flops(lens);
       model::StepOptions so_step;
       so_step.train = true;
       so_step.seed = seed;
@@ -400,16 +392,16 @@ nlohmann::json Trainer::train(const TaskSplit& train, const TaskSplit* eval, con
           so_step.row_keys.push_back(rows_per_feature == 1 ? key : key * rows_per_feature + r);
       }
       const bool sync = group + 1 == accum || micro_in_epoch + 1 == batches_per_epoch;
-      const float loss = model_.forward(cb.batch, so_step);
       if (reducer_) reducer_->add_touched_rows(cb.batch.input_ids, cb.positions);
-      // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
       const double weight =
           token_average ? (group_tokens > 0
                                ? static_cast<double>(labelled_tokens(cb.batch)) * dist_.world / group_tokens
                                : 0.0)
                         : 1.0 / static_cast<double>(accum);
-      model_.backward(reducer_ && sync ? reducer_->hook() : model::GradReadyFn{}, static_cast<float>(weight),
-                      /*accumulate=*/group > 0);
+      // DDP's no_sync: only the backward that ends the accumulation group starts the bucket all-reduces.
+      const float loss = model_.forward_backward(cb.batch, so_step,
+                                                 reducer_ && sync ? reducer_->hook() : model::GradReadyFn{},
+                                                 static_cast<float>(weight), /*accumulate=*/group > 0);
       ++micro_in_epoch;
       ++group;
       // Counted as world x this rank's input_ids (exact with fixed padding; with dynamic padding or packed
@@ -656,7 +648,7 @@ void Trainer::save_model(const std::string& dir) const {
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) fail(dir, ": cannot create (", ec.message(), ")");
-  fs::write_file_atomic(dir + "/config.json", model::config_to_json(model_.config(), model_.head_kind()));
+  fs::write_file_atomic(dir + "/config.json", model_.config_json());
   model::save_hf_weights(dir + "/model.safetensors", model_.params(), std::as_const(model_).params_data());
   if (save_tokenizer_) save_tokenizer_(dir);
   write_json(dir + "/" + kTrainingArgsFile, training_args_to_json(args_));

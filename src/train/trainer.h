@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/sampler.h"
-#include "model/encoder_model.h"
+#include "model/model.h"
 #include "train/ddp_reducer.h"
 #include "train/dist_context.h"
 #include "train/lr_schedule.h"
@@ -58,7 +58,7 @@ class Trainer {
   // `save_tokenizer` writes the tokenizer's files into a folder (the model's and every checkpoint's), as
   // HF's tokenizer.save_pretrained does.
   using SaveTokenizerFn = std::function<void(const std::string& dir)>;
-  Trainer(const TrainingArguments& args, model::EncoderModel& model, SaveTokenizerFn save_tokenizer,
+  Trainer(const TrainingArguments& args, model::Model& model, SaveTokenizerFn save_tokenizer,
           DistContext dist = {});
   ~Trainer();
 
@@ -114,7 +114,7 @@ class Trainer {
   void log(nlohmann::json entry);
 
   const TrainingArguments& args_;
-  model::EncoderModel& model_;
+  model::Model& model_;
   SaveTokenizerFn save_tokenizer_;
   DistContext dist_;
   std::unique_ptr<DdpReducer> reducer_;  // null with one process

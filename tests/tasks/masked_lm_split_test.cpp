@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "model/encoder_model.h"
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/group_texts.h"
 #include "tasks/masked_lm/masked_lm_split.h"
 #include "text/hf_tokenizer.h"
 #include "tiny_training.h"

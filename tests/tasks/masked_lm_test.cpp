@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/group_texts.h"
 #include "tasks/masked_lm/mlm_masking.h"
 
 using testing::ElementsAre;

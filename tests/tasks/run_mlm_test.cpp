@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "tasks/masked_lm/run_mlm.h"
+#include "tasks/text_splits.h"
 
 namespace ct::tasks {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/group_texts.h"
 #include "tasks/masked_lm/mlm_masking.h"
 #include "train/task_split.h"
 

@@ -92,10 +92,15 @@ std::vector<TokenChunk> build_mlm_chunks(text::HfTokenizer& tokenizer, const std
       if (!texts[k].empty() && !is_python_space(texts[k])) out.push_back(std::move(all[k]));
     return out;
   }
+  return group_texts(tokenize_plain(tokenizer, texts), max_seq_length);
+}
+
+std::vector<TokenizedText> tokenize_plain(text::HfTokenizer& tokenizer,
+                                          const std::vector<std::string>& texts) {
   const PlainCallScope scope(tokenizer);
   std::vector<TokenizedText> tokenized;
   encode_all(tokenizer, texts, tokenized);
-  return group_texts(tokenized, max_seq_length);
+  return tokenized;
 }
 
 }  // namespace ct::tasks

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/group_texts.h"
 #include "text/hf_tokenizer.h"
 
 namespace ct::tasks {
@@ -18,6 +18,12 @@ namespace ct::tasks {
 // are changed for the call and restored afterwards. Fails naming the text when one is not valid UTF-8.
 std::vector<TokenChunk> build_mlm_chunks(text::HfTokenizer& tokenizer, const std::vector<std::string>& texts,
                                          bool line_by_line, int64_t max_seq_length);
+
+// tokenizer(texts) with the tokenizer's special tokens and neither truncation nor padding, in parallel, what
+// group_texts takes (run_mlm's and run_clm's tokenize_function). Fails naming the text when one is not valid
+// UTF-8.
+std::vector<TokenizedText> tokenize_plain(text::HfTokenizer& tokenizer,
+                                          const std::vector<std::string>& texts);
 
 // Python's str.isspace() over UTF-8: true for a non-empty string of whitespace code points only (run_mlm's
 // line_by_line drops such lines).

@@ -1,23 +1,20 @@
 #include "tasks/masked_lm/run_mlm.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
-#include <optional>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "data/dataset_table.h"
 #include "tasks/cached_features.h"
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/config_overrides.h"
+#include "tasks/group_texts.h"
 #include "tasks/masked_lm/masked_lm_split.h"
 #include "tasks/masked_lm/mlm_features.h"
-#include "tasks/table_cells.h"
-#include "train/dataset_split.h"
+#include "tasks/text_splits.h"
 #include "train/encoder_loader.h"
 #include "train/model_source.h"
 #include "train/run_setup.h"
@@ -74,97 +71,7 @@ json family_defaults(const std::string& type) {
   return j;
 }
 
-// update_from_string's int(v) / float(v): the whole value must parse.
-bool parse_int(const std::string& s, int64_t* out) {
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || errno != 0 || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
-bool parse_float(const std::string& s, double* out) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || errno == ERANGE || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // ---- data
-
-// Where the raw splits come from: --dataset_name on the Hub, else the local files.
-struct Source {
-  bool hub = false;
-  data::DatasetRequest request;
-};
-
-// rows [from, to) of `t` (datasets' train[a%:b%]), named after the slice.
-data::DatasetTable slice_rows(const data::DatasetTable& t, int64_t from, int64_t to,
-                              const std::string& name) {
-  data::DatasetTable out;
-  out.features = t.features;
-  out.source = t.source + " " + name;
-  out.fingerprint = t.fingerprint.empty() ? std::string() : t.fingerprint + " " + name;
-  out.table.names = t.table.names;
-  for (const auto& col : t.table.columns)
-    out.table.columns.emplace_back(col.begin() + from, col.begin() + to);
-  out.table.num_rows = to - from;
-  return out;
-}
-
-struct RawSplits {
-  std::optional<data::DatasetTable> train, validation;
-};
-
-RawSplits read_raw_splits(const MlmArguments& a, const Source& src, const train::DistContext& dist) {
-  const auto& d = a.data;
-  const auto& t = a.training;
-  RawSplits r;
-  bool has_validation = false;
-  if (src.hub) {
-    const auto names = train::dataset_split_names(src.request, dist);
-    auto has = [&](const char* s) { return std::find(names.begin(), names.end(), s) != names.end(); };
-    has_validation = has("validation");
-    if (has("train") && (t.do_train || !has_validation))
-      r.train = train::read_dataset_split(src.request, "train", dist);
-    if (has_validation && t.do_eval)
-      r.validation = train::read_dataset_split(src.request, "validation", dist);
-  } else {
-    if (!d.train_file.empty()) r.train = data::read_table_files({d.train_file}, "--train_file");
-    has_validation = !d.validation_file.empty();
-    if (has_validation) r.validation = data::read_table_files({d.validation_file}, "--validation_file");
-  }
-  if (!has_validation && r.train) {
-    // load_dataset(split="train[:N%]") and "train[N%:]".
-    const int64_t n = r.train->num_rows();
-    const int64_t k = percent_boundary(d.validation_split_percentage, n);
-    const std::string p = std::to_string(d.validation_split_percentage);
-    r.validation = slice_rows(*r.train, 0, k, "[:" + p + "%]");
-    r.train = slice_rows(*r.train, k, n, "[" + p + "%:]");
-  }
-  return r;
-}
-
-// The text column as run_mlm's tokenize_function reads it: a null cell is "" (grouped: [CLS] [SEP]; line by
-// line: no line); any other non-text cell fails naming its row.
-std::vector<std::string> texts_of(const data::DatasetTable& table, const std::string& column) {
-  data::DatasetTable only;
-  only.source = table.source;
-  only.table.names = {column};
-  only.table.columns.push_back(table.column(column));
-  only.table.num_rows = table.num_rows();
-  for (auto& v : only.table.columns[0])
-    if (v.is_null()) v.kind = parquet::Value::Kind::String;
-  return text_column(only, column);
-}
 
 // One split's features: its texts through run_mlm's tokenization (mlm_features.h).
 std::vector<TokenChunk> tokenize_split(const std::vector<std::string>& texts, bool line_by_line,
@@ -282,12 +189,6 @@ std::unique_ptr<model::EncoderModel> resized(const model::EncoderModel& loaded,
 
 }  // namespace
 
-int64_t percent_boundary(int64_t percent, int64_t num_rows) {
-  // nearbyint under the default rounding mode rounds halves to even, as Python's round().
-  return static_cast<int64_t>(
-      std::nearbyint(static_cast<double>(percent) * static_cast<double>(num_rows) / 100.0));
-}
-
 model::ModelConfig scratch_config(const std::string& model_type, const std::string& overrides) {
   static const std::vector<std::string> kTypes = {"bert",      "roberta",    "xlm-roberta",
                                                   "camembert", "distilbert", "electra"};
@@ -308,47 +209,7 @@ model::ModelConfig scratch_config(const std::string& model_type, const std::stri
     return j.contains(k) && k != "model_type" && k != "bos_token_id" && k != "eos_token_id" &&
            k != "sinusoidal_pos_embds";
   };
-  size_t at = 0;
-  while (!overrides.empty() && at <= overrides.size()) {
-    const size_t comma = std::min(overrides.find(',', at), overrides.size());
-    const std::string item = overrides.substr(at, comma - at);
-    at = comma + 1;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || item.find('=', eq + 1) != std::string::npos)
-      fail("--config_overrides: '", item, "' is not key=value");
-    std::string key = item.substr(0, eq);
-    const std::string value = item.substr(eq + 1);
-    for (const auto& [alias, field] : aliases)
-      if (key == alias) key = field;
-    if (!overridable(key)) {
-      std::string known;
-      for (const auto& [k, v] : j.items())
-        if (overridable(k)) known += (known.empty() ? "" : ", ") + k;
-      fail("--config_overrides: key '", item.substr(0, eq), "' is not a ", model_type,
-           " config field coretrain supports (", known, ")");
-    }
-    json& old = j[key];
-    if (old.is_boolean()) {
-      const std::string v = lower(value);
-      if (v == "true" || v == "1" || v == "y" || v == "yes") {
-        old = true;
-      } else if (v == "false" || v == "0" || v == "n" || v == "no") {
-        old = false;
-      } else {
-        fail("--config_overrides: can't derive true or false from '", value, "' (key ", key, ")");
-      }
-    } else if (old.is_number_integer()) {
-      int64_t v = 0;
-      if (!parse_int(value, &v)) fail("--config_overrides: ", key, "=", value, ": expected an integer");
-      old = v;
-    } else if (old.is_number()) {
-      double v = 0;
-      if (!parse_float(value, &v)) fail("--config_overrides: ", key, "=", value, ": expected a number");
-      old = v;
-    } else {
-      old = value;
-    }
-  }
+  update_from_string(j, overrides, model_type, overridable, aliases);
   return model::config_from_json(j, overrides.empty() ? "--model_type " + model_type : "--config_overrides");
 }
 
@@ -358,12 +219,15 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   auto& d = args.data;
   const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
-  Source src;
-  if (!d.dataset_name.empty()) {
-    src.hub = true;
-    src.request = train::dataset_request(d.dataset_name, d.dataset_config_name, args.model);
-  }
-  RawSplits raw = read_raw_splits(args, src, dist);
+  TextSplitsRequest req;
+  req.dataset_name = d.dataset_name;
+  req.dataset_config_name = d.dataset_config_name;
+  req.train_file = d.train_file;
+  req.validation_file = d.validation_file;
+  req.validation_split_percentage = d.validation_split_percentage;
+  req.do_train = t.do_train;
+  req.do_eval = t.do_eval;
+  RawTextSplits raw = read_text_splits(req, args.model, dist);
   if (t.do_train && !raw.train) fail("--do_train requires a train dataset (--train_file or a train split)");
   if (t.do_eval && !raw.validation)
     fail("--do_eval requires a validation dataset (--validation_file, a validation split or a train split)");
@@ -418,8 +282,7 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
   const data::DatasetTable& columns_of = t.do_train       ? *raw.train
                                          : raw.validation ? *raw.validation
                                                           : *raw.train;
-  if (columns_of.table.names.empty()) fail(columns_of.source, ": no columns");
-  const std::string column = columns_of.has_column("text") ? "text" : columns_of.table.names[0];
+  const std::string column = text_column_name(columns_of);
 
   std::string warning;
   const int64_t mml =

@@ -26,7 +26,4 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
 // naming the flag and the key.
 model::ModelConfig scratch_config(const std::string& model_type, const std::string& overrides);
 
-// datasets' split slicing boundary for "train[:p%]": round(p * n / 100), halves to even (Python's round).
-int64_t percent_boundary(int64_t percent, int64_t num_rows);
-
 }  // namespace ct::tasks

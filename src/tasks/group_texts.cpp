@@ -1,4 +1,4 @@
-#include "tasks/masked_lm/group_texts.h"
+#include "tasks/group_texts.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 namespace ct::tasks {
 
 std::vector<TokenChunk> group_texts(const std::vector<TokenizedText>& texts, int64_t max_seq_length,
-                                    int64_t batch_size) {
+                                    int64_t batch_size, const ShortBatchRule& short_batch) {
   CT_CHECK(max_seq_length > 0, "--max_seq_length ", max_seq_length,
            " (expected a positive number of tokens)");
   CT_CHECK(batch_size > 0, "group_texts: batch size ", batch_size, " (expected > 0)");
@@ -25,7 +25,12 @@ std::vector<TokenChunk> group_texts(const std::vector<TokenizedText>& texts, int
       joined.special_tokens_mask.insert(joined.special_tokens_mask.end(), t.special_tokens_mask.begin(),
                                         t.special_tokens_mask.end());
     }
-    const auto total = static_cast<int64_t>(joined.input_ids.size()) / max_seq_length * max_seq_length;
+    const auto tokens = static_cast<int64_t>(joined.input_ids.size());
+    if (short_batch.fail_flag && tokens < max_seq_length)
+      fail(short_batch.fail_flag, ": block_size of ", max_seq_length, " is too big: texts ", first, "-",
+           std::min(n, first + batch_size) - 1, " of ", short_batch.source, " (one map batch of ", batch_size,
+           ") hold ", tokens, " tokens; pass a smaller --block_size");
+    const auto total = tokens / max_seq_length * max_seq_length;
     for (int64_t at = 0; at < total; at += max_seq_length) {
       TokenChunk c;
       c.input_ids.assign(joined.input_ids.begin() + at, joined.input_ids.begin() + at + max_seq_length);

@@ -1,7 +1,8 @@
-// run_mlm.py's default preprocessing (without --line_by_line): every text tokenized with its special tokens,
-// then `group_texts` over each map batch of 1,000 texts: the batch's token lists concatenated and cut into
-// chunks of max_seq_length, the remainder of each batch dropped. Chunks therefore never span two batches, and
-// a dataset of fewer tokens than one chunk per batch yields nothing from that batch.
+// The `group_texts` of run_mlm.py (its default preprocessing, without --line_by_line) and of run_clm.py:
+// every text tokenized with its special tokens, then each map batch of 1,000 texts concatenated and cut into
+// chunks of max_seq_length (run_clm: block_size), the remainder of each batch dropped. Chunks therefore never
+// span two batches. A batch of fewer tokens than one chunk yields nothing from it (run_mlm), or is run_clm's
+// "block_size ... is too big" error.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,17 @@ struct TokenizedText {
   std::vector<uint8_t> special_tokens_mask;
 };
 
+// What a map batch of fewer tokens than one chunk does: yield nothing (run_mlm), or fail (run_clm, whose
+// error names `fail_flag` and the batch).
+struct ShortBatchRule {
+  const char* fail_flag = nullptr;  // null: drop the batch
+  std::string source;               // the split, for the error
+};
+
 // Chunks of exactly `max_seq_length` tokens from texts taken `batch_size` at a time, in order.
 std::vector<TokenChunk> group_texts(const std::vector<TokenizedText>& texts, int64_t max_seq_length,
-                                    int64_t batch_size = kMapBatchSize);
+                                    int64_t batch_size = kMapBatchSize,
+                                    const ShortBatchRule& short_batch = {});
 
 // run_mlm's choice of max_seq_length: the tokenizer's model_max_length capped at 1,024 when the flag is
 // absent
