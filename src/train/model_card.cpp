@@ -117,6 +117,7 @@ std::string task_display_name(const std::string& tag) {
       {"multiple-choice", "Multiple Choice"},
       {"question-answering", "Question Answering"},
       {"text-classification", "Text Classification"},
+      {"text-generation", "Causal Language Modeling"},
       {"token-classification", "Token Classification"}};
   for (const auto& [t, n] : names)
     if (tag == t) return n;

@@ -138,13 +138,21 @@ TEST(ClmSplit, LabelsAreTheNextTokenAndAccuracyIsRunClmsMetric) {
 }
 
 TEST(ClmScratchConfig, LlamaDefaultsAndUpdateFromString) {
-  const auto c =
-      ct::tasks::scratch_decoder_config("llama", "hidden_size=64,num_attention_heads=4,vocab_size=100");
+  const auto c = ct::tasks::scratch_decoder_config(
+      "llama", "hidden_size=64,num_attention_heads=4,num_key_value_heads=2,vocab_size=100");
   EXPECT_EQ(64, c.hidden_size);
   EXPECT_EQ(100, c.vocab_size);
-  EXPECT_EQ(128, c.head_dim);     // resolved by LlamaConfig.__init__, not by the override
-  EXPECT_EQ(32, c.num_kv_heads);  // likewise
+  EXPECT_EQ(2, c.num_kv_heads);
+  EXPECT_EQ(128, c.head_dim);  // resolved by LlamaConfig.__init__ (4096 / 32), not by the override
   EXPECT_EQ(11008, c.intermediate_size);
+  // num_key_value_heads too was resolved at __init__ (32): 4 query heads cannot share 32 kv heads, which
+  // transformers' attention would meet as 0 groups; here it is the config's error.
+  try {
+    ct::tasks::scratch_decoder_config("llama", "hidden_size=64,num_attention_heads=4,vocab_size=100");
+    FAIL() << "no error";
+  } catch (const ct::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is not a multiple of \"num_key_value_heads\" 32"));
+  }
   try {
     ct::tasks::scratch_decoder_config("llama", "n_embd=8");
     FAIL() << "no error";

@@ -30,17 +30,14 @@ void add_flags(train::ArgParser& p, ClmArguments& a) {
         "percent of train held out for evaluation when there is no validation split");
   p.add("preprocessing_num_workers", &d.preprocessing_num_workers, "accepted for compatibility");
   p.add("keep_linebreaks", &d.keep_linebreaks, "txt files: keep each line's line break");
-  p.add("gradient_checkpointing", &d.gradient_checkpointing, "not in this version of the decoder body");
+  p.add("gradient_checkpointing", &d.gradient_checkpointing,
+        "recompute each layer in backward (keeps one layer's activations; the same results)");
 }
 
 void validate(ClmArguments& a) {
   auto& d = a.data;
   validate_common(a.model, a.training, true, &a.notes);
   CT_CHECK(!d.streaming, "--streaming: not supported by coretrain (it reads the dataset's files whole)");
-  CT_CHECK(
-      !d.gradient_checkpointing,
-      "--gradient_checkpointing: the decoder body does not recompute layers in this version (run without "
-      "it)");
   CT_CHECK(!a.training.bf16,
            "--bf16: the decoder body is f32-only in this version (run without it: it trains in float32)");
   CT_CHECK(!a.training.bf16_full_eval, "--bf16_full_eval: the decoder body is f32-only in this version");

@@ -1,6 +1,6 @@
 // run_clm.py's DataTrainingArguments and ModelArguments extras (--model_type, --config_overrides, --dtype),
 // with its defaults and __post_init__ checks, and the options this version of the decoder body refuses in one
-// line instead of training something else (--dtype bfloat16, --bf16, --gradient_checkpointing, --streaming).
+// line instead of training something else (--dtype bfloat16, --bf16, --streaming).
 #pragma once
 
 #include <cstdint>

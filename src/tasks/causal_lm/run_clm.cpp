@@ -167,6 +167,7 @@ train::RunResult run_clm(ClmArguments args, const std::vector<std::string>& argv
               " tokens");
     model = resize_token_embeddings(*model, tokens, block_size, static_cast<uint64_t>(t.seed));
   }
+  model->decoder().set_gradient_checkpointing(d.gradient_checkpointing);
   train::broadcast_weights(*model, dist);
 
   const data::DatasetTable& columns_of = t.do_train ? *raw.train : *raw.validation;
