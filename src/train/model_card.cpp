@@ -113,12 +113,9 @@ std::string yaml_str(const std::string& s) {
 // HF's TASK_TAG_TO_NAME_MAPPING for the example scripts' tasks.
 std::string task_display_name(const std::string& tag) {
   static const std::pair<const char*, const char*> names[] = {
-      {"fill-mask", "Masked Language Modeling"},
-      {"multiple-choice", "Multiple Choice"},
-      {"question-answering", "Question Answering"},
-      {"text-classification", "Text Classification"},
-      {"text-generation", "Causal Language Modeling"},
-      {"token-classification", "Token Classification"}};
+      {"fill-mask", "Masked Language Modeling"},       {"multiple-choice", "Multiple Choice"},
+      {"question-answering", "Question Answering"},    {"text-classification", "Text Classification"},
+      {"text-generation", "Causal Language Modeling"}, {"token-classification", "Token Classification"}};
   for (const auto& [t, n] : names)
     if (tag == t) return n;
   return tag;
