@@ -62,6 +62,14 @@ void load_tile(float* dst, int64_t rows, const void* base, DType dt, int64_t r0,
   }
 }
 
+// Key tile [j0, j0 + kBc) of kv head `kv` of the sequence starting at row `start`: K and V, zero past `len`.
+void load_keys(float* K, float* V, const void* k, const void* v, DType dt, int64_t start, int64_t j0, int64_t len,
+               const Layout& l, int64_t kv) {
+  const int64_t nk = std::min(kBc, len - j0);
+  load_tile(K, kBc, k, dt, start + j0, nk, l.ld_kv, kv * l.HS, l.HS);
+  load_tile(V, kBc, v, dt, start + j0, nk, l.ld_kv, kv * l.HS, l.HS);
+}
+
 // C (+)= op(A) op(B) on dense tiles, on the calling thread.
 void tile_product(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, const float* a, const float* b,
                   float* c, bool accumulate) {
@@ -185,9 +193,8 @@ void causal_attention_forward(void* out, float* lse, const void* q, const void* 
       int64_t lo, hi;
       key_tiles(task.tile, len, l.W, lo, hi);
       for (int64_t kb = lo; kb <= hi; ++kb) {
-        const int64_t j0 = kb * kBc, nk = std::min(kBc, len - j0);
-        load_tile(K.data(), kBc, k, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
-        load_tile(V.data(), kBc, v, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
+        const int64_t j0 = kb * kBc;
+        load_keys(K.data(), V.data(), k, v, dt, start, j0, len, l, task.kv);
         tile_product(M, kBc, HS, false, true, Q.data(), K.data(), S.data(), false);
         const bool unmasked = tile_unmasked(i0, n, j0, len, l.W);
         for (int64_t row = 0; row < M; ++row) {
@@ -311,9 +318,8 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
       int64_t lo, hi;
       key_tiles(task.tile, len, l.W, lo, hi);
       for (int64_t kb = lo; kb <= hi; ++kb) {
-        const int64_t j0 = kb * kBc, nk = std::min(kBc, len - j0);
-        load_tile(K.data(), kBc, k, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
-        load_tile(V.data(), kBc, v, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
+        const int64_t j0 = kb * kBc;
+        load_keys(K.data(), V.data(), k, v, dt, start, j0, len, l, task.kv);
         tile_product(M, kBc, HS, false, true, Q.data(), K.data(), P.data(), false);
         probs_from_lse(P.data(), lse_t.data(), i0, j0, len, l);
         tile_product(M, kBc, HS, false, true, dO.data(), V.data(), dP.data(), false);
@@ -342,8 +348,7 @@ void causal_attention_backward(float* dq, float* dk, float* dv, const float* dou
       const Task& task = ktasks[t];
       const int64_t start = seq_start[task.seq], len = seq_len[task.seq];
       const int64_t j0 = task.tile * kBc, nk = std::min(kBc, len - j0);
-      load_tile(K.data(), kBc, k, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
-      load_tile(V.data(), kBc, v, dt, start + j0, nk, l.ld_kv, task.kv * HS, HS);
+      load_keys(K.data(), V.data(), k, v, dt, start, j0, len, l, task.kv);
       std::fill(dK.begin(), dK.end(), 0.0f);
       std::fill(dV.begin(), dV.end(), 0.0f);
       int64_t lo, hi;

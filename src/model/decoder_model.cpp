@@ -31,6 +31,20 @@ void put_cols(float* dst, const float* src, int64_t rows, int64_t ld, int64_t co
   for (int64_t r = 0; r < rows; ++r) std::copy(src + r * n, src + (r + 1) * n, dst + r * ld + col);
 }
 
+kernels::CausalAttentionDims attention_dims(const DecoderConfig& c, const DecoderLayerSpec& layer,
+                                            const DecoderBatch& b) {
+  kernels::CausalAttentionDims ad;
+  ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
+  ad.NH = c.num_heads;
+  ad.NKV = c.num_kv_heads;
+  ad.HS = c.head_dim;
+  ad.ld_q = c.num_heads * c.head_dim;
+  ad.ld_kv = c.num_kv_heads * c.head_dim;
+  ad.window = layer.window;
+  ad.scale = c.score_scale;
+  return ad;
+}
+
 // Adds the seconds from construction to destruction to *slot (when timing is on).
 class Timed {
  public:
@@ -55,7 +69,7 @@ struct DecoderModel::LayerActs {
   std::vector<float> qkv;               // q|k|v projections (biases added) [R, (H + 2 KV) d]
   std::vector<float> q_raw, k_raw;      // q and k before their norms (qk_norm only)
   std::vector<float> rstd_q, rstd_k;    // their norms' rstd
-  std::vector<float> q, k;              // normed and rotated: what attention saw
+  std::vector<float> q, k, v;           // normed and rotated q and k, dense v: what attention saw
   std::vector<float> ctx, lse;          // attention out [R, H d], log-sum-exp [R, H]
   std::vector<float> a, rstd_pa;        // o_proj out; Gemma: post_attention_layernorm's rstd
   std::vector<float> x_mid, n2, rstd2;  // residual after attention; the MLP's input norm
@@ -138,23 +152,15 @@ void DecoderModel::forward_layer(const DecoderBatch& b, int64_t li, std::vector<
     Timed timed(times_, &DecoderStepTimes::attention);
     kernels::rotary_forward(A.k.data(), b.position_ids, R, KV, KV * d, rope);
   }
-  kernels::CausalAttentionDims ad;
-  ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
-  ad.NH = H;
-  ad.NKV = KV;
-  ad.HS = d;
-  ad.ld_q = H * d;
-  ad.ld_kv = KV * d;
-  ad.window = spec.window;
-  ad.scale = c_.score_scale;
-  // v is read straight from the projection rows: its own stride, so attention gets a dense copy.
-  std::vector<float> v(R * KV * d);
-  copy_cols(v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
+  const kernels::CausalAttentionDims ad = attention_dims(c_, spec, b);
+  // v sits in the projection rows at their stride; attention gets a dense copy, which backward reads too.
+  A.v.resize(R * KV * d);
+  copy_cols(A.v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
   A.ctx.assign(R * H * d, 0.0f);
   A.lse.assign(R * H, 0.0f);
   {
     Timed timed(times_, &DecoderStepTimes::attention);
-    kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), v.data(),
+    kernels::causal_attention_forward(A.ctx.data(), A.lse.data(), A.q.data(), A.k.data(), A.v.data(),
                                       b.seq_start.data(), b.seq_len.data(), ad, DType::f32);
   }
   A.a.resize(R * h);
@@ -329,24 +335,14 @@ void DecoderModel::backward_body(const DecoderBatch& b, std::vector<LayerActs>& 
                                P + o.o_w, R, H * d, h, DType::f32);
     }
     const DecoderLayerSpec& spec = c_.layers[li];
-    kernels::CausalAttentionDims ad;
-    ad.n_seqs = static_cast<int64_t>(b.seq_start.size());
-    ad.NH = H;
-    ad.NKV = KV;
-    ad.HS = d;
-    ad.ld_q = H * d;
-    ad.ld_kv = KV * d;
-    ad.window = spec.window;
-    ad.scale = c_.score_scale;
-    std::vector<float> v(R * KV * d);
-    copy_cols(v.data(), A.qkv.data(), R, QKV, (H + KV) * d, KV * d);
+    const kernels::CausalAttentionDims ad = attention_dims(c_, spec, b);
     std::fill(dq.begin(), dq.end(), 0.0f);
     std::fill(dk.begin(), dk.end(), 0.0f);
     std::fill(dv.begin(), dv.end(), 0.0f);
     {
       Timed timed(times_, &DecoderStepTimes::attention);
       kernels::causal_attention_backward(dq.data(), dk.data(), dv.data(), dctx.data(), A.q.data(), A.k.data(),
-                                         v.data(), A.ctx.data(), A.lse.data(), b.seq_start.data(),
+                                         A.v.data(), A.ctx.data(), A.lse.data(), b.seq_start.data(),
                                          b.seq_len.data(), ad, DType::f32);
     }
     const kernels::RotaryTable& rope = rope_[spec.rope];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "data/dataset_table.h"
 #include "train/dist_context.h"
 #include "train/training_args.h"
@@ -30,6 +31,28 @@ struct RawTextSplits {
 // Reads the splits the run needs. Collective (a Hub dataset is fetched once per node).
 RawTextSplits read_text_splits(const TextSplitsRequest& r, const train::ModelArguments& model,
                                const train::DistContext& dist);
+
+// The same from a script's DataTrainingArguments (run_mlm's and run_clm's share these field names; only
+// run_clm has keep_linebreaks), then the scripts' checks that --do_train and --do_eval have their split.
+template <class Data>
+RawTextSplits read_script_text_splits(const Data& d, const train::TrainingArguments& t,
+                                      const train::ModelArguments& model, const train::DistContext& dist) {
+  TextSplitsRequest req;
+  req.dataset_name = d.dataset_name;
+  req.dataset_config_name = d.dataset_config_name;
+  req.train_file = d.train_file;
+  req.validation_file = d.validation_file;
+  req.validation_split_percentage = d.validation_split_percentage;
+  if constexpr (requires { d.keep_linebreaks; }) req.keep_linebreaks = d.keep_linebreaks;
+  req.do_train = t.do_train;
+  req.do_eval = t.do_eval;
+  RawTextSplits raw = read_text_splits(req, model, dist);
+  CT_CHECK(!t.do_train || raw.train, "--do_train requires a train dataset (--train_file or a train split)");
+  CT_CHECK(
+      !t.do_eval || raw.validation,
+      "--do_eval requires a validation dataset (--validation_file, a validation split or a train split)");
+  return raw;
+}
 
 // datasets' split slicing boundary for "train[:p%]": round(p * n / 100), halves to even (Python's round).
 int64_t percent_boundary(int64_t percent, int64_t num_rows);

@@ -108,19 +108,7 @@ train::RunResult run_clm(ClmArguments args, const std::vector<std::string>& argv
   auto& d = args.data;
   const std::string resume = train::begin_task_run(t, argv, dist, args.notes);
 
-  TextSplitsRequest req;
-  req.dataset_name = d.dataset_name;
-  req.dataset_config_name = d.dataset_config_name;
-  req.train_file = d.train_file;
-  req.validation_file = d.validation_file;
-  req.validation_split_percentage = d.validation_split_percentage;
-  req.keep_linebreaks = d.keep_linebreaks;
-  req.do_train = t.do_train;
-  req.do_eval = t.do_eval;
-  RawTextSplits raw = read_text_splits(req, args.model, dist);
-  if (t.do_train && !raw.train) fail("--do_train requires a train dataset (--train_file or a train split)");
-  if (t.do_eval && !raw.validation)
-    fail("--do_eval requires a validation dataset (--validation_file, a validation split or a train split)");
+  RawTextSplits raw = read_script_text_splits(d, t, args.model, dist);
 
   // Config: a model folder's (or --config_name's), or CONFIG_MAPPING[--model_type]() from scratch.
   train::ModelArguments local = train::localize_model_sources(args.model, dist);
