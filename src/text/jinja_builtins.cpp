@@ -373,6 +373,7 @@ Value get_attr(const Value& obj, const std::string& name) {
       return str_method(obj, name);
     case Kind::kList:
     case Kind::kTuple:
+      if (const Value* f = obj.field(name)) return *f;
       return list_method(obj, name);
     case Kind::kUndefined:
       undefined_error(obj);
@@ -704,7 +705,8 @@ Value f_groupby(Renderer&, const Value& v, const CallArgs& a) {
     size_t j = i;
     while (j < items.size() && equals(key(items[j]), k)) group.push_back(items[j++]);
     // The grouper is the first item's own value, not the case-folded one.
-    out.push_back(Value::tuple({get_path(items[i], attr, dflt), Value::list(std::move(group))}));
+    out.push_back(Value::named_tuple({get_path(items[i], attr, dflt), Value::list(std::move(group))},
+                                     {"grouper", "list"}));
     i = j;
   }
   return Value::list(std::move(out));

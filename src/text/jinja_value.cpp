@@ -63,6 +63,20 @@ Value Value::tuple(List items) {
   v.kind_ = Kind::kTuple;
   return v;
 }
+Value Value::named_tuple(List items, std::vector<std::string> names) {
+  Value v = tuple(std::move(items));
+  v.field_names_ = std::make_shared<const std::vector<std::string>>(std::move(names));
+  return v;
+}
+
+const Value* Value::field(const std::string& name) const {
+  if (!field_names_) return nullptr;
+  for (size_t i = 0; i < field_names_->size() && i < list_->size(); ++i) {
+    if ((*field_names_)[i] == name) return &(*list_)[i];
+  }
+  return nullptr;
+}
+
 Value Value::dict(Dict items) {
   Value v;
   v.kind_ = Kind::kDict;

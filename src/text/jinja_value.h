@@ -59,6 +59,8 @@ class Value {
   static Value string(std::string s);
   static Value list(List items);
   static Value tuple(List items);
+  // A namedtuple (Jinja's groupby results): a tuple whose items are also attributes.
+  static Value named_tuple(List items, std::vector<std::string> names);
   static Value dict(Dict items);
   static Value namespace_(Dict items);
   static Value callable(std::string name, std::function<Value(Renderer&, const CallArgs&)> fn);
@@ -89,6 +91,8 @@ class Value {
   const Dict& entries() const { return *dict_; }
   Dict& mutable_entries() const { return *dict_; }  // namespaces only: `set ns.x = ...`
   const Callable& fn() const { return *fn_; }
+  // The field of a named tuple, or nullptr.
+  const Value* field(const std::string& name) const;
 
   // dict[key] for a str key; nullptr when absent.
   const Value* find(const std::string& key) const;
@@ -107,6 +111,7 @@ class Value {
   std::shared_ptr<const List> list_;
   std::shared_ptr<Dict> dict_;
   std::shared_ptr<const Callable> fn_;
+  std::shared_ptr<const std::vector<std::string>> field_names_;
 };
 
 // Python str(v) (what `{{ v }}` prints) and repr(v) (how items print inside a list or dict).

@@ -428,7 +428,18 @@ std::optional<int64_t> parse_int(std::string_view s, int base) {
     neg = t[0] == '-';
     i = 1;
   }
-  auto digits = without_underscores(std::string_view(t).substr(i));
+  // int(s, 16) takes a 0x prefix (and 8/0o, 2/0b); base 0 reads the base from the prefix.
+  std::string_view body = std::string_view(t).substr(i);
+  if (body.size() > 2 && body[0] == '0') {
+    const char p = static_cast<char>(std::tolower(static_cast<unsigned char>(body[1])));
+    const int prefixed = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+    if (prefixed && (base == prefixed || base == 0)) {
+      base = prefixed;
+      body.remove_prefix(body[2] == '_' ? 3 : 2);
+    }
+  }
+  if (base == 0) base = 10;
+  auto digits = without_underscores(body);
   if (!digits || digits->empty()) return std::nullopt;
   for (char c : *digits) {
     int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
