@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "text/jinja_ast.h"
 #include "text/jinja_render.h"
 

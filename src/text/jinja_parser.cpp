@@ -597,14 +597,14 @@ class Parser {
       const Token& a = cur();
       if (a.type == Tok::kName) {
         next();
-        auto e = make(ExprKind::kGetAttr, pos_of(t));
+        auto e = make(ExprKind::kGetAttr, node->pos);
         e->a = std::move(node);
         e->name = a.text;
         return e;
       }
       if (a.type == Tok::kInteger) {
         next();
-        auto e = make(ExprKind::kGetItem, pos_of(t));
+        auto e = make(ExprKind::kGetItem, node->pos);
         e->a = std::move(node);
         e->b = make(ExprKind::kLiteral, pos_of(a));
         e->b->value = Value::integer(py::parse_int(a.text, 10).value_or(0));
@@ -618,10 +618,12 @@ class Parser {
       args.push_back(parse_subscribed());
     }
     expect_op("]");
-    auto e = make(ExprKind::kGetItem, pos_of(t));
+    // Errors in `a.b[c]` point at the start of the whole expression.
+    auto e = make(ExprKind::kGetItem, node->pos);
     e->a = std::move(node);
     if (args.size() == 1) {
       if (args[0]->kind == ExprKind::kSlice) {
+        args[0]->pos = e->pos;
         args[0]->a = std::move(e->a);
         return std::move(args[0]);
       }
@@ -679,7 +681,7 @@ class Parser {
 
   ExprPtr parse_call(ExprPtr node) {
     DepthGuard g(*this);
-    auto e = make(ExprKind::kCall, pos_of(cur()));
+    auto e = make(ExprKind::kCall, node->pos);
     e->a = std::move(node);
     parse_call_args(*e);
     return e;
