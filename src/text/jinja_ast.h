@@ -90,6 +90,9 @@ struct Stmt {
   Body body, else_body;
   std::vector<Param> params;
   std::vector<std::pair<std::string, ExprPtr>> assignments;  // with
+  // Macros: whether the body reads varargs / kwargs / caller, which decides (as in Jinja2) whether extra
+  // arguments are accepted.
+  bool uses_varargs = false, uses_kwargs = false, uses_caller = false;
 };
 
 struct Template {

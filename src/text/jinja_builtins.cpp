@@ -299,21 +299,21 @@ Value dict_method(const Value& self, const std::string& name) {
     return method(self, name, [](S s, A) {
       List out;
       for (const auto& [k, v] : s.entries()) out.push_back(Value::tuple({k, v}));
-      return Value::list(std::move(out));
+      return Value::view(std::move(out), Value::View::kDictItems);
     });
   }
   if (name == "keys") {
     return method(self, name, [](S s, A) {
       List out;
       for (const auto& [k, v] : s.entries()) out.push_back(k);
-      return Value::list(std::move(out));
+      return Value::view(std::move(out), Value::View::kDictKeys);
     });
   }
   if (name == "values") {
     return method(self, name, [](S s, A) {
       List out;
       for (const auto& [k, v] : s.entries()) out.push_back(v);
-      return Value::list(std::move(out));
+      return Value::view(std::move(out), Value::View::kDictValues);
     });
   }
   if (name == "get") {
@@ -1285,7 +1285,9 @@ Value g_range(Renderer&, const CallArgs& a) {
     }
     out.push_back(Value::integer(i));
   }
-  return Value::list(std::move(out));
+  std::string shown = "range(" + std::to_string(start) + ", " + std::to_string(stop);
+  if (step != 1) shown += ", " + std::to_string(step);
+  return Value::view(std::move(out), Value::View::kRange, shown + ")");
 }
 
 Dict dict_from(const CallArgs& a, const char* what) {

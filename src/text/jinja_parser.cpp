@@ -290,7 +290,39 @@ class Parser {
     loop_depth_ = 0;
     s->body = parse_statements({"endmacro"}, true);
     loop_depth_ = saved;
+    note_special_names(*s);
     return s;
+  }
+
+  static void names_in(const Expr& e, std::set<std::string>& out) {
+    if (e.kind == ExprKind::kName) out.insert(e.name);
+    for (const Expr* x : {e.a.get(), e.b.get(), e.c.get(), e.d.get()}) {
+      if (x) names_in(*x, out);
+    }
+    for (const auto& x : e.items) names_in(*x, out);
+    for (const auto& [k, x] : e.kwargs) names_in(*x, out);
+  }
+  static void names_in(const Stmt& s, std::set<std::string>& out) {
+    for (const Expr* x : {s.expr.get(), s.cond.get()}) {
+      if (x) names_in(*x, out);
+    }
+    for (const auto& x : s.conditions) names_in(*x, out);
+    for (const auto& b : s.bodies) {
+      for (const auto& x : b) names_in(*x, out);
+    }
+    for (const auto& x : s.body) names_in(*x, out);
+    for (const auto& x : s.else_body) names_in(*x, out);
+    for (const auto& p : s.params) {
+      if (p.default_value) names_in(*p.default_value, out);
+    }
+    for (const auto& [k, x] : s.assignments) names_in(*x, out);
+  }
+  static void note_special_names(Stmt& s) {
+    std::set<std::string> names;
+    for (const auto& x : s.body) names_in(*x, names);
+    s.uses_varargs = names.count("varargs") > 0;
+    s.uses_kwargs = names.count("kwargs") > 0;
+    s.uses_caller = names.count("caller") > 0;
   }
 
   StmtPtr parse_call_block() {
@@ -299,6 +331,7 @@ class Parser {
     s->expr = parse_expression(true);
     if (s->expr->kind != ExprKind::kCall) fail_at(cur(), "expected call");
     s->body = parse_statements({"endcall"}, true);
+    note_special_names(*s);
     return s;
   }
 

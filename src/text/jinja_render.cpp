@@ -150,10 +150,10 @@ Renderer::Flow Renderer::exec(const Stmt& s, const std::shared_ptr<Frame>& f) {
         return Flow::kNormal;
       }
       case StmtKind::kMacro:
-        f->set(s.text, make_macro(s, f, nullptr));
+        f->set(s.text, make_macro(s, f));
         return Flow::kNormal;
       case StmtKind::kCallBlock: {
-        Value caller = make_macro(s, f, nullptr);
+        Value caller = make_macro(s, f);
         const Expr& call = *s.expr;
         Value fn = eval(*call.a, f);
         CallArgs args = eval_args(call, f);
@@ -242,7 +242,6 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
   }
   const int64_t n = static_cast<int64_t>(items.size());
   auto last_changed = std::make_shared<Value>();
-  auto cycle_state = std::make_shared<int64_t>(0);
   for (int64_t i = 0; i < n; ++i) {
     if (++iterations_ > options_.limits.max_loop_iterations) {
       raise("more than " + std::to_string(options_.limits.max_loop_iterations) + " loop iterations");
@@ -275,7 +274,10 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
         }));
     if (s.recursive) {
       const Stmt* stmt = &s;
-      put("__call__", Value::callable("loop", [this, stmt, f, depth](Renderer&, const CallArgs& a) {
+      std::weak_ptr<Frame> weak = f;  // weakly, as macros hold their frame
+      put("__call__", Value::callable("loop", [this, stmt, weak, depth](Renderer&, const CallArgs& a) {
+            const std::shared_ptr<Frame> f = weak.lock();
+            if (!f) raise("loop() called after its loop ended");
             if (a.args.size() != 1) raise("TypeError: loop() takes exactly one argument");
             std::string buf;
             std::string* saved = out_;
@@ -290,7 +292,6 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
             return Value::string(buf);
           }));
     }
-    (void)cycle_state;
     fr->set("loop", Value::dict(std::move(loop)));
     bind(fr, items[i]);
     const Flow fl = exec(s.body, fr);
@@ -298,60 +299,75 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
   }
 }
 
-Value Renderer::make_macro(const Stmt& s, const std::shared_ptr<Frame>& defining, const Value*) {
+Value Renderer::make_macro(const Stmt& s, const std::shared_ptr<Frame>& defining) {
   const Stmt* stmt = &s;
-  return Value::callable(
-      s.kind == StmtKind::kMacro ? s.text : "caller", [this, stmt, defining](Renderer&, const CallArgs& a) {
-        if (++call_depth_ > options_.limits.max_call_depth) {
-          --call_depth_;
-          raise("macro calls nested deeper than " + std::to_string(options_.limits.max_call_depth));
-        }
-        struct Guard {
-          int& d;
-          ~Guard() { --d; }
-        } guard{call_depth_};
-        auto fr = std::make_shared<Frame>();
-        fr->parent = defining;
-        List varargs;
-        Dict kwargs;
-        std::vector<bool> bound(stmt->params.size(), false);
-        for (size_t i = 0; i < a.args.size(); ++i) {
-          if (i < stmt->params.size()) {
-            fr->set(stmt->params[i].name, a.args[i]);
-            bound[i] = true;
-          } else {
-            varargs.push_back(a.args[i]);
-          }
-        }
-        for (const auto& [k, v] : a.kwargs) {
-          bool found = false;
-          for (size_t i = 0; i < stmt->params.size(); ++i) {
-            if (stmt->params[i].name == k) {
-              if (bound[i])
-                raise("TypeError: macro '" + stmt->text + "' got multiple values for argument '" + k + "'");
-              fr->set(k, v);
-              bound[i] = true;
-              found = true;
-            }
-          }
-          if (!found) {
-            if (k == "caller") {
-              fr->set("caller", v);
-            } else {
-              kwargs.emplace_back(Value::string(k), v);
-            }
-          }
-        }
-        for (size_t i = 0; i < stmt->params.size(); ++i) {
-          if (bound[i]) continue;
-          const auto& p = stmt->params[i];
-          fr->set(p.name, p.default_value ? eval(*p.default_value, fr)
-                                          : Value::undefined("parameter '" + p.name + "' was not provided"));
-        }
-        fr->set("varargs", Value::tuple(std::move(varargs)));
-        fr->set("kwargs", Value::dict(std::move(kwargs)));
-        return Value::string(capture(stmt->body, fr));
-      });
+  const std::string name = s.kind == StmtKind::kMacro ? s.text : "caller";
+  // The defining frame usually holds the macro itself, so the macro refers to it weakly (a strong reference
+  // would be a cycle that outlives the render); the renderer keeps the frame alive until the render ends.
+  scopes_.push_back(defining);
+  std::weak_ptr<Frame> weak = defining;
+  return Value::callable(name, [this, stmt, weak, name](Renderer&, const CallArgs& a) {
+    const std::shared_ptr<Frame> defining = weak.lock();
+    if (!defining) raise("macro '" + name + "' called after its render ended");
+    if (++call_depth_ > options_.limits.max_call_depth) {
+      --call_depth_;
+      raise("macro calls nested deeper than " + std::to_string(options_.limits.max_call_depth));
+    }
+    struct Guard {
+      int& d;
+      ~Guard() { --d; }
+    } guard{call_depth_};
+    auto fr = std::make_shared<Frame>();
+    fr->parent = defining;
+    // Jinja2's Macro.__call__: extra positional arguments only when the body reads varargs, unknown keywords
+    // only when it reads kwargs, a caller only when it reads caller.
+    if (a.args.size() > stmt->params.size() && !stmt->uses_varargs) {
+      raise("TypeError: macro '" + name + "' takes not more than " + std::to_string(stmt->params.size()) +
+            " argument(s)");
+    }
+    List varargs;
+    Dict kwargs;
+    std::vector<bool> bound(stmt->params.size(), false);
+    for (size_t i = 0; i < a.args.size(); ++i) {
+      if (i < stmt->params.size()) {
+        fr->set(stmt->params[i].name, a.args[i]);
+        bound[i] = true;
+      } else {
+        varargs.push_back(a.args[i]);
+      }
+    }
+    for (const auto& [k, v] : a.kwargs) {
+      bool found = false;
+      for (size_t i = 0; i < stmt->params.size(); ++i) {
+        if (stmt->params[i].name != k) continue;
+        if (bound[i]) raise("TypeError: macro '" + name + "' got multiple values for argument '" + k + "'");
+        fr->set(k, v);
+        bound[i] = true;
+        found = true;
+      }
+      if (found) continue;
+      if (k == "caller" && stmt->uses_caller) {
+        fr->set("caller", v);
+      } else if (stmt->uses_kwargs) {
+        kwargs.emplace_back(Value::string(k), v);
+      } else if (k == "caller") {
+        raise("TypeError: macro '" + name +
+              "' was invoked with two values for the special caller argument. This is most likely a bug.");
+      } else {
+        raise("TypeError: macro '" + name + "' takes no keyword argument '" + k + "'");
+      }
+    }
+    if (stmt->uses_caller && !fr->lookup("caller")) fr->set("caller", Value::undefined("No caller defined"));
+    for (size_t i = 0; i < stmt->params.size(); ++i) {
+      if (bound[i]) continue;
+      const auto& p = stmt->params[i];
+      fr->set(p.name, p.default_value ? eval(*p.default_value, fr)
+                                      : Value::undefined("parameter '" + p.name + "' was not provided"));
+    }
+    fr->set("varargs", Value::tuple(std::move(varargs)));
+    fr->set("kwargs", Value::dict(std::move(kwargs)));
+    return Value::string(capture(stmt->body, fr));
+  });
 }
 
 Value Renderer::call(const Value& fn, const CallArgs& args) {

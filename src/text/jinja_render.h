@@ -71,7 +71,7 @@ class Renderer {
   CallArgs eval_args(const Expr& e, const std::shared_ptr<Frame>& f);
   void exec_for(const Stmt& s, const std::shared_ptr<Frame>& f);
   void run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Value& iterable, int depth);
-  Value make_macro(const Stmt& s, const std::shared_ptr<Frame>& defining, const Value* caller);
+  Value make_macro(const Stmt& s, const std::shared_ptr<Frame>& defining);
   // Renders `body` into a string of its own (macro bodies, set blocks, filter blocks, call blocks).
   std::string capture(const Body& body, const std::shared_ptr<Frame>& f);
   void write(const std::string& s);
@@ -85,6 +85,7 @@ class Renderer {
   int call_depth_ = 0;
   int64_t iterations_ = 0;
   RenderResult result_;
+  std::vector<std::shared_ptr<Frame>> scopes_;  // frames macros were defined in, alive for the whole render
 };
 
 }  // namespace ct::text::jinja

@@ -69,6 +69,13 @@ Value Value::named_tuple(List items, std::vector<std::string> names) {
   return v;
 }
 
+Value Value::view(List items, View view, std::string range_repr) {
+  Value v = list(std::move(items));
+  v.view_ = view;
+  v.s_ = std::make_shared<const std::string>(std::move(range_repr));
+  return v;
+}
+
 const Value* Value::field(const std::string& name) const {
   if (!field_names_) return nullptr;
   for (size_t i = 0; i < field_names_->size() && i < list_->size(); ++i) {
@@ -197,7 +204,10 @@ std::string float_repr(double d) {
     return sign + out;
   }
   std::string out = digits.substr(0, 1);
-  if (n > 1) out += "." + digits.substr(1);
+  if (n > 1) {
+    out.push_back('.');
+    out.append(digits, 1);
+  }
   char e[16];
   std::snprintf(e, sizeof(e), "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
   return sign + out + e;
@@ -242,7 +252,18 @@ std::string to_str(const Value& v) {
       return v.as_string();
     case Kind::kList:
     case Kind::kTuple:
-      return seq_str(v);
+      switch (v.view_kind()) {
+        case Value::View::kRange:
+          return v.range_repr();
+        case Value::View::kDictItems:
+          return "dict_items(" + seq_str(v) + ")";
+        case Value::View::kDictKeys:
+          return "dict_keys(" + seq_str(v) + ")";
+        case Value::View::kDictValues:
+          return "dict_values(" + seq_str(v) + ")";
+        default:
+          return seq_str(v);
+      }
     case Kind::kDict:
       return dict_str(v.entries());
     case Kind::kNamespace:

@@ -94,6 +94,12 @@ class Value {
   // The field of a named tuple, or nullptr.
   const Value* field(const std::string& name) const;
 
+  // How Python prints the object a list stands for: a range, or a dict's items/keys/values view.
+  enum class View { kNone, kRange, kDictItems, kDictKeys, kDictValues };
+  static Value view(List items, View view, std::string range_repr = "");
+  View view_kind() const { return view_; }
+  const std::string& range_repr() const { return *s_; }
+
   // dict[key] for a str key; nullptr when absent.
   const Value* find(const std::string& key) const;
   const Value* find(const Value& key) const;
@@ -112,6 +118,7 @@ class Value {
   std::shared_ptr<Dict> dict_;
   std::shared_ptr<const Callable> fn_;
   std::shared_ptr<const std::vector<std::string>> field_names_;
+  View view_ = View::kNone;
 };
 
 // Python str(v) (what `{{ v }}` prints) and repr(v) (how items print inside a list or dict).

@@ -32,7 +32,9 @@ std::string c_format(const std::string& spec, double d) {
 std::string format_float(double d, char type, int precision, bool alt) {
   std::string spec = "%";
   if (alt) spec += "#";
-  spec += "." + std::to_string(precision < 0 ? 6 : precision) + type;
+  spec.push_back('.');
+  spec.append(std::to_string(precision < 0 ? 6 : precision));
+  spec.push_back(type);
   return c_format(spec, d);
 }
 

@@ -124,8 +124,8 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     rev.emplace_back(s.substr(0, end));
     return std::vector<std::string>(rev.rbegin(), rev.rend());
   }
-  // Runs of whitespace; no empty strings; the remainder after maxsplit keeps its inner whitespace but loses
-  // the leading run, as CPython's split_whitespace does.
+  // Runs of whitespace; no empty strings; the remainder after maxsplit loses only the whitespace run before
+  // it, as CPython's split_whitespace does.
   const std::u32string u = decode(s);
   if (!from_right) {
     size_t i = 0;
@@ -133,9 +133,8 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
       while (i < u.size() && isspace(u[i])) ++i;
       if (i == u.size()) break;
       if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-        size_t e = u.size();
-        while (e > i && isspace(u[e - 1])) --e;
-        out.push_back(encode(std::u32string_view(u).substr(i, e - i)));
+        // The remainder keeps its trailing whitespace, as CPython's split_whitespace copies to the end.
+        out.push_back(encode(std::u32string_view(u).substr(i)));
         break;
       }
       size_t j = i;
@@ -151,9 +150,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     while (e > 0 && isspace(u[e - 1])) --e;
     if (e == 0) break;
     if (maxsplit >= 0 && static_cast<int64_t>(rev.size()) == maxsplit) {
-      size_t b = 0;
-      while (b < e && isspace(u[b])) ++b;
-      rev.push_back(encode(std::u32string_view(u).substr(b, e - b)));
+      rev.push_back(encode(std::u32string_view(u).substr(0, e)));
       break;
     }
     size_t b = e;

@@ -538,6 +538,26 @@ ADVERSARIAL = [
     ("special_tokens_in_context", "{{ bos_token }}|{{ eos_token }}|{{ pad_token }}|{{ unk_token is defined }}|{{ add_generation_prompt }}|{{ tools }}|{{ documents }}",
      {"special_tokens": {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>"}}),
     ("kwargs_override_special", "{{ eos_token }}", {"special_tokens": {"eos_token": "</s>"}, "kwargs": {"eos_token": "<override>"}}),
+    ("str_split_maxsplit_remainder",
+     "{{ '  a  b  '.split(none, 1) }}{{ '  a  b  '.rsplit(none, 1) }}{{ 'a b c'.split(' ', -1) }}{{ ''.split() }}{{ ''.split(',') }}",
+     {}),
+    ("percent_and_format_specs",
+     "{{ '%s' % 5 }}|{{ '%d' % 3.7 }}|{{ '%5s|%-5s|' % ('a', 'b') }}|{{ '%.2f' % 2.675 }}|{{ '%e' % 12345.678 }}|"
+     "{{ '%+d %05d %x %o %X' % (5, 42, 255, 8, 255) }}|{{ '{:.2}'.format(1.5) }}|{{ '{}'.format(1.0) }}|"
+     "{{ '{:10.3f}|'.format(3.14159) }}|{{ '{:e}'.format(1234.5) }}|{{ '{:%}'.format(0.25) }}|{{ '{:g}'.format(0.0001) }}|"
+     "{{ '{:>10}|{:^10}|{:*^10}'.format('a', 'b', 'c') }}|{{ '{:+d}|{:x}|{:#x}|{:08.3f}|{:,.2f}'.format(5, 255, 255, -3.14159, 1234567.891) }}",
+     {}),
+    ("views_and_ranges_print", "{{ d.items() }}|{{ d.keys() }}|{{ d.values() }}|{{ range(3) }}|{{ range(1, 9, 2) }}|{{ range(3)|list }}",
+     {"kwargs": {"d": {"a": 1, "b": [1, 2]}}}),
+    ("macro_caller_args",
+     "{% macro m(a) %}{{ caller(a) if caller is defined else 'nocaller' }}{% endmacro %}{{ m(1) }}|{% call(v) m(5) %}got {{ v }}{% endcall %}",
+     {}),
+    ("unary_minus_binds_before_pow", "{{ -2 ** 2 }}|{{ not 1 == 2 }}|{{ 1 if true else 2 if false else 3 }}|{{ 1e300 * 1e10 }}", {}),
+    ("err_macro_too_many_args", "{% macro m(a, b) %}{{ a }}-{{ b }}{% endmacro %}{{ m(1) }}|{{ m(1, 2, 3) }}", {}),
+    ("err_macro_unknown_kwarg", "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, z=2) }}", {}),
+    ("err_compare_none", "{{ none < 1 }}", {}),
+    ("err_len_of_none", "{{ none|length }}", {}),
+    ("err_list_plus_tuple", "{{ [1] + (2,) }}", {}),
     # errors
     ("err_raise_exception", "line one\n{% if messages|length < 5 %}{{ raise_exception('Need 5 messages, got ' ~ messages|length ~ '!') }}{% endif %}",
      {"messages": MSGS}),
