@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes tests/text/data/chat_template_golden.json: chat-template renders by Jinja2 itself, configured as
 transformers configures it (transformers/utils/chat_template_utils.py, _cached_compile_jinja_template):
 
@@ -15,9 +15,10 @@ the C++ test sets the same clock.
 Inputs: the real templates in tests/text/data/chat_templates/*.jinja (see the README there) crossed with the
 conversations below, plus adversarial templates written here. Run from the repository root:
 
-    python3 tests/text/tools/make_chat_template_golden.py
+    /usr/bin/python3 tests/text/tools/make_chat_template_golden.py
 
-(Debian's python3-jinja2 is the reference; the Jinja2 version is recorded in the output.)
+with Debian's python3-jinja2 (the reference; scripts/install-deps.sh installs it). The Jinja2 and Python
+versions are recorded in the output; Jinja2 3.1.6 under another Python gives the same file but for them.
 """
 
 import argparse
