@@ -94,19 +94,21 @@ bool affix(const Value& self, const CallArgs& a, bool start) {
   } else {
     options.push_back(need_str(*p, start ? "startswith" : "endswith"));
   }
-  std::string_view view(s);
+  std::string window = s;
   if (a.args.size() > 1) {
-    // start/end bounds are code-point indices.
+    // start/end bounds are code-point indices, clamped as slices are; a start past the end matches nothing.
     const std::u32string u = py::decode(s);
     const int64_t n = static_cast<int64_t>(u.size());
-    auto norm = [n](int64_t i) { return i < 0 ? std::max<int64_t>(0, i + n) : std::min(i, n); };
-    const int64_t b = norm(a.args[1].as_int());
-    const int64_t e = a.args.size() > 2 ? norm(a.args[2].as_int()) : n;
-    static thread_local std::string sub;
-    sub = b <= e ? py::encode(std::u32string_view(u).substr(b, e - b)) : std::string();
+    auto bound = [&](size_t i, int64_t dflt) {
+      return a.args.size() > i && !a.args[i].is_none() ? a.args[i].as_int() : dflt;
+    };
+    int64_t b = bound(1, 0), e = bound(2, n);
     if (b > n) return false;
-    view = sub;
+    if (b < 0) b = std::max<int64_t>(0, b + n);
+    e = e < 0 ? std::max<int64_t>(0, e + n) : std::min(e, n);
+    window = b <= e ? py::encode(std::u32string_view(u).substr(b, e - b)) : std::string();
   }
+  const std::string_view view(window);
   for (const auto& o : options) {
     if (start ? view.substr(0, o.size()) == o
               : (view.size() >= o.size() && view.substr(view.size() - o.size()) == o)) {

@@ -38,6 +38,26 @@ std::string format_float(double d, char type, int precision, bool alt) {
   return c_format(spec, d);
 }
 
+// format(d, '.p'): CPython's 'g' with Py_DTSF_ADD_DOT_0, which switches to the exponent form one digit
+// earlier than 'g' (at exponent >= p - 1) and keeps a ".0" on the fixed form.
+std::string empty_type_float(double d, int precision, bool alt) {
+  if (!std::isfinite(d)) return format_float(d, 'g', 1, false);
+  const int p = precision == 0 ? 1 : precision;
+  const std::string sci = format_float(d, 'e', p - 1, alt);
+  const size_t e_at = sci.find('e');
+  const int exp = std::stoi(sci.substr(e_at + 1));
+  auto strip_zeros = [&](std::string m) {
+    if (alt || m.find('.') == std::string::npos) return m;
+    while (!m.empty() && m.back() == '0') m.pop_back();
+    if (!m.empty() && m.back() == '.') m.pop_back();
+    return m;
+  };
+  if (exp < -4 || exp >= p - 1) return strip_zeros(sci.substr(0, e_at)) + sci.substr(e_at);
+  std::string fixed = strip_zeros(format_float(d, 'f', p - 1 - exp, alt));
+  if (fixed.find('.') == std::string::npos) fixed += ".0";
+  return fixed;
+}
+
 std::string pad(std::string body, size_t width, char align, const std::string& fill) {
   const size_t n = length(body);
   if (n >= width) return body;
@@ -185,10 +205,7 @@ std::string format_value(const Value& v, const std::string& spec) {
     if (type == '%') {
       body = format_float(d * 100, 'f', precision, alt) + "%";
     } else if (type == '\0') {
-      body = precision < 0 ? jinja::float_repr(d) : format_float(d, 'g', precision == 0 ? 1 : precision, alt);
-      if (precision >= 0 && body.find_first_of(".einf") == std::string::npos) {
-        // Python's empty type keeps a float looking like one.
-      }
+      body = precision < 0 ? jinja::float_repr(d) : empty_type_float(d, precision, alt);
     } else if (type == 'f' || type == 'F' || type == 'e' || type == 'E' || type == 'g' || type == 'G') {
       body = format_float(d, type, precision, alt);
     } else {
