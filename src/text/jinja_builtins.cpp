@@ -620,6 +620,7 @@ Value f_default(Renderer&, const Value& v, const CallArgs& a) {
 }
 
 Value f_dictsort(Renderer&, const Value& v, const CallArgs& a) {
+  if (v.is_undefined()) undefined_error(v);
   if (!v.is_dict()) raise("TypeError: dictsort expects a dict, got " + v.type_name());
   const bool cs = bool_arg(a, "case_sensitive", 0, false);
   const std::string by = str_arg(a, "by", 1, "key");
@@ -655,6 +656,7 @@ Value f_last(Renderer&, const Value& v, const CallArgs&) {
 Value f_float(Renderer&, const Value& v, const CallArgs& a) {
   static const Value kZero = Value::number(0.0);
   const Value& d = arg_or(a, "default", 0, kZero);
+  if (v.is_undefined()) undefined_error(v);  // float(Undefined) calls its failing __float__
   if (v.is_number()) return Value::number(v.as_double());
   if (v.is_string()) {
     if (auto f = py::parse_float(v.as_string())) return Value::number(*f);
@@ -666,6 +668,7 @@ Value f_int(Renderer&, const Value& v, const CallArgs& a) {
   static const Value kZero = Value::integer(0);
   const Value& d = arg_or(a, "default", 0, kZero);
   const int64_t base = int_arg(a, "base", 1, 10);
+  if (v.is_undefined()) undefined_error(v);  // int(Undefined) calls its failing __int__
   if (v.is_int() || v.is_bool()) return Value::integer(v.as_int());
   if (v.is_float()) {
     if (!std::isfinite(v.as_double())) return d;
@@ -715,6 +718,7 @@ Value f_groupby(Renderer&, const Value& v, const CallArgs& a) {
 }
 
 Value f_indent(Renderer&, const Value& v, const CallArgs& a) {
+  if (v.is_undefined()) undefined_error(v);  // Jinja2 appends "\n" to the value itself
   const Value* w = a.get("width", 0);
   std::string indention;
   if (w && w->is_string()) {

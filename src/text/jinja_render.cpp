@@ -236,10 +236,9 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
     }
     items = std::move(kept);
   }
-  if (items.empty()) {
-    exec(s.else_body, f);
-    return;
-  }
+  // Jinja2 marks the loop as iterated at the end of a body, so `else` also runs when every iteration left
+  // through break or continue.
+  bool completed_a_body = false;
   const int64_t n = static_cast<int64_t>(items.size());
   auto last_changed = std::make_shared<Value>();
   for (int64_t i = 0; i < n; ++i) {
@@ -296,7 +295,9 @@ void Renderer::run_loop(const Stmt& s, const std::shared_ptr<Frame>& f, const Va
     bind(fr, items[i]);
     const Flow fl = exec(s.body, fr);
     if (fl == Flow::kBreak) break;
+    if (fl == Flow::kNormal) completed_a_body = true;
   }
+  if (!completed_a_body) exec(s.else_body, f);
 }
 
 Value Renderer::make_macro(const Stmt& s, const std::shared_ptr<Frame>& defining) {

@@ -562,6 +562,36 @@ ADVERSARIAL = [
     ("err_compare_none", "{{ none < 1 }}", {}),
     ("err_len_of_none", "{{ none|length }}", {}),
     ("err_list_plus_tuple", "{{ [1] + (2,) }}", {}),
+    ("loop_else_after_break_or_continue",
+     "{% for i in [1,2] %}x{% break %}{% else %}else1{% endfor %}|{% for i in [1,2] %}{% continue %}{% else %}else2{% endfor %}|"
+     "{% for i in [1,2] %}{% if i == 2 %}{% break %}{% endif %}{% else %}else3{% endfor %}|{% for i in [] %}{% else %}[{{ i }}]{% endfor %}",
+     {}),
+    ("loop_filtered_previtem", "{% for i in [1,2,3,4] if i is even %}{{ loop.previtem }}-{{ i }}-{{ loop.nextitem }}|{% endfor %}", {}),
+    ("loop_target_shadows", "{% set x = 5 %}{% for x in [1] %}{{ x }}{% endfor %}{{ x }}", {}),
+    ("undefined_through_filters",
+     "{{ u|upper }}|{{ u|trim }}|{{ u|join }}|{{ u|list }}|{{ u|first }}|{{ u|string }}|{{ u|replace('a','b') }}|{{ u|items|list }}|"
+     "{{ u|sort }}|{{ u|unique|list }}|{{ u|select|list }}|{{ u is none }}|{{ u is string }}|{{ u is iterable }}|{{ u is mapping }}|"
+     "{{ u|capitalize }}{{ u|title }}{{ u|lower }}{{ u|wordcount }}{{ u|count }}{{ u|center(3) }}|{{ u|truncate(5) }}|{{ u|e }}|"
+     "{{ u|max }}|{{ u|min }}|{{ u|sum }}|{{ u|reverse|list }}|{{ u|batch(2)|list }}|{{ u|map('upper')|list }}|{{ u|groupby('a') }}",
+     {}),
+    ("macros_nested_and_scoped",
+     "{% macro outer() %}{% macro inner(x) %}<{{ x }}>{% endmacro %}{{ inner(1) }}{{ inner(2) }}{% endmacro %}{{ outer() }}|"
+     "{% macro m() %}{% set ns = namespace(v=0) %}{% for i in range(3) %}{% set ns.v = ns.v + i %}{% endfor %}{{ ns.v }}{% endmacro %}"
+     "{{ m() }}{{ m() }}", {}),
+    ("ws_mixed_markers",
+     "{{- 'a' -}}\n  {%- for m in messages -%}\n    {{ m.role }}\n  {% endfor -%}\n  end\n  {%- if true -%}\n    x\n  {%- endif -%}\n"
+     "{%- set sys = messages[0] if messages[0].role == 'system' else none -%}\n[{{ sys }}]", {"messages": MSGS}),
+    ("precedence_and_concat",
+     "{{ 5 // 2 * 2.0 }} {{ 2 ** 3 ** 2 }} {{ 10 - 2 - 3 }} {{ 100 / 10 / 5 }} {{ 7 % 4 % 3 }} {{ 1 + 2 * 3 - 4 / 2 }} {{ (1 + 2) * 3 }} "
+     "{{ -1 + -2 }} {{ +3 }} {{ --3 }} {{ 'abc' ~ 1 + 2 }} {{ 1 + 2 ~ 'x' }} {{ [1, 2, 3][1:][0] }} {{ 'hello'[1:4][::-1] }}", {}),
+    ("tojson_more",
+     "{{ messages|selectattr('role', 'eq', 'user')|map(attribute='content')|list|tojson }}|{{ messages|tojson(indent=2)|indent(4) }}|"
+     "{{ {'b': 1, 'a': {'d': 1, 'c': 2}}|tojson(sort_keys=true) }}|{{ \"tab\tnl\n\"|tojson }}|{{ '</script>'|tojson }}|"
+     "{{ '\u00ff\u0100\U0001F600'|tojson(ensure_ascii=true) }}", {"messages": MSGS}),
+    ("err_indent_undefined", "{{ u|indent }}", {}),
+    ("err_int_undefined", "{{ u|int }}", {}),
+    ("err_float_undefined", "{{ u|float }}", {}),
+    ("err_dictsort_undefined", "{{ u|dictsort }}", {}),
     # errors
     ("err_raise_exception", "line one\n{% if messages|length < 5 %}{{ raise_exception('Need 5 messages, got ' ~ messages|length ~ '!') }}{% endif %}",
      {"messages": MSGS}),
