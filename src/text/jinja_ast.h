@@ -52,7 +52,6 @@ struct Expr {
   std::vector<std::pair<std::string, ExprPtr>> kwargs;  // keyword call arguments
   std::vector<std::string> ops;                         // comparison operators, one per items[i]
   bool negated = false;                                 // `is not`
-  bool soft = false;  // inside an if or a conditional expression: an unknown filter fails only when run
 };
 
 enum class StmtKind {

@@ -763,7 +763,7 @@ class Parser {
   }
 
   // ---- filter and test names, as Jinja2's compiler checks them ------------------------------------------
-  void check(Expr& e, bool soft) {
+  void check(const Expr& e, bool soft) {
     if (e.kind == ExprKind::kCondition) soft = true;
     if (e.kind == ExprKind::kFilter && !soft && !has_filter(e.name)) {
       throw JinjaError("No filter named '" + e.name + "'.", e.pos.line, e.pos.column);
@@ -771,16 +771,15 @@ class Parser {
     if (e.kind == ExprKind::kTest && !soft && !has_test(e.name)) {
       throw JinjaError("No test named '" + e.name + "'.", e.pos.line, e.pos.column);
     }
-    e.soft = soft;
-    for (Expr* x : {e.a.get(), e.b.get(), e.c.get(), e.d.get()}) {
+    for (const Expr* x : {e.a.get(), e.b.get(), e.c.get(), e.d.get()}) {
       if (x) check(*x, soft);
     }
     for (const auto& x : e.items) check(*x, soft);
     for (const auto& [k, x] : e.kwargs) check(*x, soft);
   }
-  void check(Stmt& s, bool soft) {
+  void check(const Stmt& s, bool soft) {
     if (s.kind == StmtKind::kIf) soft = true;
-    for (Expr* x : {s.expr.get(), s.cond.get()}) {
+    for (const Expr* x : {s.expr.get(), s.cond.get()}) {
       if (x) check(*x, soft);
     }
     for (const auto& x : s.conditions) check(*x, soft);
