@@ -43,6 +43,13 @@ enum class ExprKind {
 };
 
 struct Expr {
+  Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+  // Iterative: a chain like `1 + 1 + ... + 1` is a tree as deep as it is long, and a recursive destructor
+  // would exhaust the stack on a hostile template before any limit could refuse it.
+  ~Expr();
+
   ExprKind kind;
   Pos pos;
   Value value;

@@ -65,17 +65,20 @@ class Lexer {
   }
 
   void position(size_t at, int& line, int& column) const {
-    // Incremental, since tokens are positioned in source order; an error may point back at its tag.
-    if (at < line_scan_) line_scan_ = line_start_ = 0, cur_line_ = 1;
-    while (line_scan_ < at && line_scan_ < src_.size()) {
-      if (src_[line_scan_] == '\n') {
+    // Incremental (tokens come in source order; an error may point back at its tag, which rescans), so a
+    // long one-line template costs linear time, not quadratic.
+    if (at < scan_) scan_ = 0, cur_line_ = 1, cur_column_ = 1;
+    for (; scan_ < at && scan_ < src_.size(); ++scan_) {
+      const unsigned char c = static_cast<unsigned char>(src_[scan_]);
+      if (c == '\n') {
         ++cur_line_;
-        line_start_ = line_scan_ + 1;
+        cur_column_ = 1;
+      } else if ((c & 0xC0) != 0x80) {
+        ++cur_column_;  // a code point starts here (columns count code points)
       }
-      ++line_scan_;
     }
     line = cur_line_;
-    column = static_cast<int>(py::length(std::string_view(src_).substr(line_start_, at - line_start_))) + 1;
+    column = cur_column_;
   }
 
   void emit(Tok type, std::string text, size_t at) {
@@ -446,8 +449,8 @@ class Lexer {
   size_t pos_ = 0;
   bool line_starting_ = true;
   std::vector<Token> tokens_;
-  mutable size_t line_scan_ = 0, line_start_ = 0;
-  mutable int cur_line_ = 1;
+  mutable size_t scan_ = 0;
+  mutable int cur_line_ = 1, cur_column_ = 1;
 };
 
 }  // namespace

@@ -11,9 +11,32 @@
 #include "text/py_text.h"
 
 namespace ct::text::jinja {
+
+Expr::~Expr() {
+  std::vector<ExprPtr> pending;
+  auto take = [&pending](Expr& e) {
+    for (ExprPtr* x : {&e.a, &e.b, &e.c, &e.d}) {
+      if (*x) pending.push_back(std::move(*x));
+    }
+    for (auto& x : e.items) pending.push_back(std::move(x));
+    for (auto& [k, x] : e.kwargs) pending.push_back(std::move(x));
+    e.items.clear();
+    e.kwargs.clear();
+  };
+  take(*this);
+  while (!pending.empty()) {
+    ExprPtr e = std::move(pending.back());
+    pending.pop_back();
+    if (e) take(*e);
+  }
+}
+
 namespace {
 
 constexpr int kMaxDepth = 200;
+// Operator chains and postfix chains build deep trees without recursing in the parser; past this height a
+// template is refused, so evaluating it cannot exhaust the stack.
+constexpr int kMaxExprHeight = 1000;
 
 class Parser {
  public:
@@ -294,13 +317,18 @@ class Parser {
     return s;
   }
 
-  static void names_in(const Expr& e, std::set<std::string>& out) {
+  static void names_in(const Expr& e, std::set<std::string>& out, int height = 0) {
+    if (height > kMaxExprHeight) too_deep(e);
     if (e.kind == ExprKind::kName) out.insert(e.name);
     for (const Expr* x : {e.a.get(), e.b.get(), e.c.get(), e.d.get()}) {
-      if (x) names_in(*x, out);
+      if (x) names_in(*x, out, height + 1);
     }
-    for (const auto& x : e.items) names_in(*x, out);
-    for (const auto& [k, x] : e.kwargs) names_in(*x, out);
+    for (const auto& x : e.items) names_in(*x, out, height + 1);
+    for (const auto& [k, x] : e.kwargs) names_in(*x, out, height + 1);
+  }
+  [[noreturn]] static void too_deep(const Expr& e) {
+    throw JinjaError("expression nested deeper than " + std::to_string(kMaxExprHeight), e.pos.line,
+                     e.pos.column);
   }
   static void names_in(const Stmt& s, std::set<std::string>& out) {
     for (const Expr* x : {s.expr.get(), s.cond.get()}) {
@@ -763,7 +791,8 @@ class Parser {
   }
 
   // ---- filter and test names, as Jinja2's compiler checks them ------------------------------------------
-  void check(const Expr& e, bool soft) {
+  void check(const Expr& e, bool soft, int height = 0) {
+    if (height > kMaxExprHeight) too_deep(e);
     if (e.kind == ExprKind::kCondition) soft = true;
     if (e.kind == ExprKind::kFilter && !soft && !has_filter(e.name)) {
       throw JinjaError("No filter named '" + e.name + "'.", e.pos.line, e.pos.column);
@@ -772,10 +801,10 @@ class Parser {
       throw JinjaError("No test named '" + e.name + "'.", e.pos.line, e.pos.column);
     }
     for (const Expr* x : {e.a.get(), e.b.get(), e.c.get(), e.d.get()}) {
-      if (x) check(*x, soft);
+      if (x) check(*x, soft, height + 1);
     }
-    for (const auto& x : e.items) check(*x, soft);
-    for (const auto& [k, x] : e.kwargs) check(*x, soft);
+    for (const auto& x : e.items) check(*x, soft, height + 1);
+    for (const auto& [k, x] : e.kwargs) check(*x, soft, height + 1);
   }
   void check(const Stmt& s, bool soft) {
     if (s.kind == StmtKind::kIf) soft = true;

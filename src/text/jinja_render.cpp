@@ -90,8 +90,21 @@ Renderer::Flow Renderer::exec(const Body& body, const std::shared_ptr<Frame>& f)
   return Flow::kNormal;
 }
 
+// Bounds the C++ recursion that nested statements, expressions and macro calls add up to.
+struct Renderer::DepthGuard {
+  DepthGuard(Renderer& r) : r_(r) {
+    if (++r_.eval_depth_ > r_.options_.limits.max_eval_depth) {
+      --r_.eval_depth_;
+      raise("template evaluation nested deeper than " + std::to_string(r_.options_.limits.max_eval_depth));
+    }
+  }
+  ~DepthGuard() { --r_.eval_depth_; }
+  Renderer& r_;
+};
+
 Renderer::Flow Renderer::exec(const Stmt& s, const std::shared_ptr<Frame>& f) {
   try {
+    DepthGuard guard(*this);
     switch (s.kind) {
       case StmtKind::kText:
         write(s.text);
@@ -398,6 +411,7 @@ CallArgs Renderer::eval_args(const Expr& e, const std::shared_ptr<Frame>& f) {
 
 Value Renderer::eval(const Expr& e, const std::shared_ptr<Frame>& f) {
   try {
+    DepthGuard guard(*this);
     return eval_inner(e, f);
   } catch (const JinjaError& err) {
     if (err.has_position()) throw;

@@ -19,6 +19,7 @@ namespace ct::text::jinja {
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // all output, buffered (macros, set blocks) included
   int max_call_depth = 64;                     // nested macro calls; a recursive macro ends here
+  int max_eval_depth = 2000;                   // nested statements and expressions, macro bodies included
   int64_t max_loop_iterations = 10'000'000;    // summed over every loop of one render
 };
 
@@ -62,6 +63,7 @@ class Renderer {
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };
+  struct DepthGuard;
   Flow exec(const Body& body, const std::shared_ptr<Frame>& f);
   Flow exec(const Stmt& s, const std::shared_ptr<Frame>& f);
   Value eval(const Expr& e, const std::shared_ptr<Frame>& f);
@@ -83,6 +85,7 @@ class Renderer {
   size_t written_ = 0;
   size_t counted_bytes_ = 0, counted_chars_ = 0;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
   int64_t iterations_ = 0;
   RenderResult result_;
   std::vector<std::shared_ptr<Frame>> scopes_;  // frames macros were defined in, alive for the whole render

@@ -1,6 +1,7 @@
 // Python object semantics for the engine's values; see jinja_value.h.
 #include "text/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,8 @@ Value Value::string(std::string s) {
 }
 Value Value::list(List items) {
   Value v;
+  for (const auto& x : items) v.depth_ = std::max(v.depth_, x.depth_ + 1);
+  if (v.depth_ > kMaxValueDepth) raise("values nested deeper than " + std::to_string(kMaxValueDepth));
   v.kind_ = Kind::kList;
   v.list_ = std::make_shared<const List>(std::move(items));
   return v;
@@ -86,6 +89,8 @@ const Value* Value::field(const std::string& name) const {
 
 Value Value::dict(Dict items) {
   Value v;
+  for (const auto& [k, x] : items) v.depth_ = std::max({v.depth_, k.depth_ + 1, x.depth_ + 1});
+  if (v.depth_ > kMaxValueDepth) raise("values nested deeper than " + std::to_string(kMaxValueDepth));
   v.kind_ = Kind::kDict;
   v.dict_ = std::make_shared<Dict>(std::move(items));
   return v;
@@ -236,7 +241,24 @@ static std::string dict_str(const Dict& d) {
   return out + "}";
 }
 
+// A namespace can hold itself (`set ns.self = ns`); Python's repr would stop at the cycle, this stops at a
+// depth.
+struct ReprDepth {
+  ReprDepth() {
+    if (++depth() > static_cast<int>(kMaxValueDepth) + 16) {
+      --depth();
+      raise("RecursionError: maximum recursion depth exceeded while getting the repr of an object");
+    }
+  }
+  ~ReprDepth() { --depth(); }
+  static int& depth() {
+    static thread_local int d = 0;
+    return d;
+  }
+};
+
 std::string to_str(const Value& v) {
+  const ReprDepth guard;
   switch (v.kind()) {
     case Kind::kUndefined:
       return "";

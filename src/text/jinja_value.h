@@ -119,7 +119,11 @@ class Value {
   std::shared_ptr<const Callable> fn_;
   std::shared_ptr<const std::vector<std::string>> field_names_;
   View view_ = View::kNone;
+  uint32_t depth_ =
+      0;  // nesting of lists/dicts inside; bounded so printing and freeing cannot exhaust the stack
 };
+
+constexpr uint32_t kMaxValueDepth = 512;
 
 // Python str(v) (what `{{ v }}` prints) and repr(v) (how items print inside a list or dict).
 std::string to_str(const Value& v);

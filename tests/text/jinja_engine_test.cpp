@@ -90,6 +90,33 @@ TEST(JinjaEngine, LimitsStopRunawayTemplates) {
   EXPECT_NE(error_of(ifs).find("nesting deeper"), std::string::npos);
   EXPECT_NE(error_of("{{ " + std::string(3000, '-') + "1 }}").find("nesting deeper"), std::string::npos);
   EXPECT_NE(error_of("{{ x" + std::string(3000, '|') + " }}").find("line 1"), std::string::npos);
+  // Chains the parser builds in loops, not recursion: as deep as they are long.
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 200000; ++i) chain += "+1";
+  EXPECT_NE(error_of(chain + " }}").find("expression nested deeper"), std::string::npos);
+  std::string attrs = "{{ x";
+  for (int i = 0; i < 200000; ++i) attrs += ".a";
+  EXPECT_NE(error_of(attrs + " }}").find("expression nested deeper"), std::string::npos);
+  std::string filters = "{{ 'a'";
+  for (int i = 0; i < 200000; ++i) filters += "|trim";
+  EXPECT_NE(error_of(filters + " }}").find("expression nested deeper"), std::string::npos);
+  // A value nested by a loop, and a namespace that holds itself.
+  EXPECT_NE(
+      error_of("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}"
+               "{{ ns.l }}")
+          .find("values nested deeper than 512"),
+      std::string::npos);
+  EXPECT_NE(error_of("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}").find("RecursionError"),
+            std::string::npos);
+  // Recursion through macros with deep bodies is bounded by the evaluation depth.
+  ct::text::jinja::RenderOptions deep;
+  deep.limits.max_call_depth = 1000;
+  EXPECT_NE(
+      error_of("{% macro f(n) %}{% if true %}{% if true %}{{ f(n + 1) }}{% endif %}{% endif %}{% endmacro %}"
+               "{{ f(0) }}",
+               deep)
+          .find("evaluation nested deeper"),
+      std::string::npos);
 }
 
 TEST(JinjaEngine, StrftimeNowUsesTheClock) {
