@@ -1347,8 +1347,10 @@ std::vector<std::pair<std::string, Value>> globals() {
   g.emplace_back("dict", Value::callable("dict", [](Renderer&, const CallArgs& a) {
                    return Value::dict(dict_from(a, "dict"));
                  }));
-  g.emplace_back("namespace", Value::callable("namespace", [](Renderer&, const CallArgs& a) {
-                   return Value::namespace_(dict_from(a, "namespace"));
+  g.emplace_back("namespace", Value::callable("namespace", [](Renderer& r, const CallArgs& a) {
+                   Value ns = Value::namespace_(dict_from(a, "namespace"));
+                   r.adopt_namespace(ns);
+                   return ns;
                  }));
   g.emplace_back("joiner", Value::callable("joiner", [](Renderer&, const CallArgs& a) {
                    const std::string sep = str_arg(a, "sep", 0, ", ");

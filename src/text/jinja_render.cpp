@@ -31,6 +31,10 @@ void Frame::set(const std::string& name, Value v) {
 
 Renderer::Renderer(const RenderOptions& options) : options_(options) {}
 
+Renderer::~Renderer() {
+  for (auto& ns : namespaces_) ns.mutable_entries().clear();
+}
+
 std::tm Renderer::now() const {
   if (options_.now) return options_.now();
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -19,7 +19,7 @@ namespace ct::text::jinja {
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // all output, buffered (macros, set blocks) included
   int max_call_depth = 64;                     // nested macro calls; a recursive macro ends here
-  int max_eval_depth = 2000;                   // nested statements and expressions, macro bodies included
+  int max_eval_depth = 500;                    // nested statements and expressions, macro bodies included
   int64_t max_loop_iterations = 10'000'000;    // summed over every loop of one render
 };
 
@@ -52,6 +52,9 @@ struct Frame {
 class Renderer {
  public:
   Renderer(const RenderOptions& options);
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   RenderResult render(const Template& t, const std::vector<std::pair<std::string, Value>>& context);
 
@@ -60,6 +63,9 @@ class Renderer {
   std::tm now() const;
   // Refuses a result over the output limit (string repetition, joins, padding filters).
   void check_size(size_t bytes) const;
+  // Namespaces are the one mutable value, so the one way to a reference cycle (`set ns.self = ns`); the
+  // renderer empties them when it ends, which frees such cycles.
+  void adopt_namespace(const Value& ns) { namespaces_.push_back(ns); }
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };
@@ -88,7 +94,8 @@ class Renderer {
   int eval_depth_ = 0;
   int64_t iterations_ = 0;
   RenderResult result_;
-  std::vector<std::shared_ptr<Frame>> scopes_;  // frames macros were defined in, alive for the whole render
+  std::vector<std::shared_ptr<Frame>> scopes_;
+  std::vector<Value> namespaces_;  // frames macros were defined in, alive for the whole render
 };
 
 }  // namespace ct::text::jinja
