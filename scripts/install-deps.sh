@@ -21,6 +21,7 @@ pkgs=(
   libopenblas0-openmp    # gives Debian's torch an optimized BLAS (without it torch falls back to reference BLAS, ~2 GFLOP/s)
   iproute2               # network namespaces for multi-node tests
   python3-yaml           # tests/deploy: parses the Kubernetes manifests in deploy/k8s/
+  python3-jinja2         # regenerating the chat-template goldens (tests/text/tools/make_chat_template_golden.py)
 )
 # --build-only: the subset `cmake --build ... --target coretrain` with CORETRAIN_BUILD_TESTS=OFF needs.
 build_only_pkgs=(
