@@ -63,8 +63,8 @@ void load_tile(float* dst, int64_t rows, const void* base, DType dt, int64_t r0,
 }
 
 // Key tile [j0, j0 + kBc) of kv head `kv` of the sequence starting at row `start`: K and V, zero past `len`.
-void load_keys(float* K, float* V, const void* k, const void* v, DType dt, int64_t start, int64_t j0, int64_t len,
-               const Layout& l, int64_t kv) {
+void load_keys(float* K, float* V, const void* k, const void* v, DType dt, int64_t start, int64_t j0,
+               int64_t len, const Layout& l, int64_t kv) {
   const int64_t nk = std::min(kBc, len - j0);
   load_tile(K, kBc, k, dt, start + j0, nk, l.ld_kv, kv * l.HS, l.HS);
   load_tile(V, kBc, v, dt, start + j0, nk, l.ld_kv, kv * l.HS, l.HS);

@@ -29,8 +29,9 @@ LmHeadLossSums lm_head_loss(const void* hidden, const void* weight, const int32_
   const bool backward = dhidden || dweight;
   // Chunks of a multiple of 64 rows: gemm splits other row counts into two products, and dW's then reads and
   // writes its [V, C] accumulator twice per chunk.
-  const int64_t chunk = s.chunk_rows > 0 ? s.chunk_rows
-                                         : std::min(s.N, std::max<int64_t>(64, kChunkBytes / (s.V * 4) / 64 * 64));
+  const int64_t chunk = s.chunk_rows > 0
+                            ? s.chunk_rows
+                            : std::min(s.N, std::max<int64_t>(64, kChunkBytes / (s.V * 4) / 64 * 64));
   const int64_t esz = dtype_size(s.dt);
   std::vector<float> logits(chunk * s.V), dh;
   std::vector<bf16> dl_bf16(bf && backward ? chunk * s.V : 0);

@@ -163,6 +163,19 @@ std::string python_float(double v) {
   return (neg ? "-" : "") + out;
 }
 
+ModelCardInfo dataset_card_info(const std::string& model_name_or_path, const std::string& tasks,
+                                const std::string& dataset_name, const std::string& dataset_config_name) {
+  ModelCardInfo card;
+  card.finetuned_from = model_name_or_path;
+  card.tasks = tasks;
+  if (!dataset_name.empty()) {
+    card.dataset_tag = dataset_name;
+    card.dataset_arg = dataset_config_name;
+    card.dataset = dataset_config_name.empty() ? dataset_name : dataset_name + " " + dataset_config_name;
+  }
+  return card;
+}
+
 std::string framework_versions() {
   const dnnl_version_t* d = dnnl_version();
   std::string s = str("- coretrain ", kCoretrainVersion, "\n");

@@ -34,6 +34,12 @@ struct ModelCardInfo {
   std::string dataset;         // the dataset's display name ("GLUE MRPC", "squad", "conll2003 conll2003")
 };
 
+// The kwargs of the scripts that take --dataset_name / --dataset_config_name as they are (run_ner, run_mlm,
+// run_clm): finetuned_from, tasks, and the dataset tag, args and "name config" display name when a dataset is
+// named.
+ModelCardInfo dataset_card_info(const std::string& model_name_or_path, const std::string& tasks,
+                                const std::string& dataset_name, const std::string& dataset_config_name);
+
 // The card of a run with `info` and `t` over `world` ranks whose trainer state logged `log_history`.
 std::string model_card(const ModelCardInfo& info, const TrainingArguments& t,
                        const nlohmann::json& log_history, int world);

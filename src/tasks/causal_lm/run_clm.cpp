@@ -191,16 +191,8 @@ train::RunResult run_clm(ClmArguments args, const std::vector<std::string>& argv
   if (args.demo && runner.writer() && result.eval_metrics.contains("perplexity"))
     log::info("demo: held-out perplexity ", result.eval_metrics["perplexity"].get<double>(),
               "; chance (a uniform guess over the ", tokens, " tokens) is ", tokens);
-  train::ModelCardInfo card;
-  card.finetuned_from = args.model.model_name_or_path;
-  card.tasks = "text-generation";
-  if (!d.dataset_name.empty()) {
-    card.dataset_tag = d.dataset_name;
-    card.dataset_arg = d.dataset_config_name;
-    card.dataset =
-        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
-  }
-  runner.write_model_card(card);
+  runner.write_model_card(train::dataset_card_info(args.model.model_name_or_path, "text-generation",
+                                                   d.dataset_name, d.dataset_config_name));
   return result;
 }
 

@@ -310,16 +310,8 @@ train::RunResult run_mlm(MlmArguments args, const std::vector<std::string>& argv
         // json.dump writes float("inf")).
         m["perplexity"] = std::exp(m.value("eval_loss", std::numeric_limits<double>::quiet_NaN()));
       });
-  train::ModelCardInfo card;
-  card.finetuned_from = args.model.model_name_or_path;
-  card.tasks = "fill-mask";
-  if (!d.dataset_name.empty()) {
-    card.dataset_tag = d.dataset_name;
-    card.dataset_arg = d.dataset_config_name;
-    card.dataset =
-        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
-  }
-  runner.write_model_card(card);
+  runner.write_model_card(train::dataset_card_info(args.model.model_name_or_path, "fill-mask", d.dataset_name,
+                                                   d.dataset_config_name));
   return result;
 }
 

@@ -208,16 +208,8 @@ train::RunResult run_ner(NerArguments args, const std::vector<std::string>& argv
     log::info("*** Predict ***");
     runner.report("predict", runner.predict(*predict_p->split));
   }
-  train::ModelCardInfo card;
-  card.finetuned_from = args.model.model_name_or_path;
-  card.tasks = "token-classification";
-  if (!d.dataset_name.empty()) {
-    card.dataset_tag = d.dataset_name;
-    card.dataset_arg = d.dataset_config_name;
-    card.dataset =
-        d.dataset_config_name.empty() ? d.dataset_name : d.dataset_name + " " + d.dataset_config_name;
-  }
-  runner.write_model_card(card);
+  runner.write_model_card(train::dataset_card_info(args.model.model_name_or_path, "token-classification",
+                                                   d.dataset_name, d.dataset_config_name));
   return result;
 }
 
