@@ -43,22 +43,9 @@ size_t length(std::string_view s) {
 }
 
 bool isspace(char32_t c) {
-  // Python's definition: bidirectional class WS, B or S, or category Zs. That adds U+001C..U+001F to the
-  // White_Space property and leaves nothing else out.
-  if (c < 0x80) return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
-  switch (c) {
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
+  // Python's definition: bidirectional class WS, B or S, or category Zs. That is the White_Space property
+  // plus U+001C..U+001F, and leaves nothing else out.
+  return (c >= 0x1C && c <= 0x1F) || is_whitespace(c);
 }
 
 static utf8proc_category_t category(char32_t c) {
